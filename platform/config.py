@@ -1,0 +1,144 @@
+"""Settings from environment variables and an optional TOML file.
+
+Precedence (highest first): keyword arguments, ``ENGRAMDB_*`` environment
+variables, the TOML file, defaults. The TOML file is ``$ENGRAMDB_CONFIG`` if
+set, else ``./engramdb.toml`` if present, else ``<user config dir>/config.toml``.
+API keys also honour their conventional names (``VOYAGE_API_KEY``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def config_file_path() -> Path | None:
+    """The TOML file settings are read from, or None when there is none."""
+    explicit = os.environ.get("ENGRAMDB_CONFIG")
+    if explicit:
+        return Path(explicit)
+    local = Path.cwd() / "engramdb.toml"
+    if local.is_file():
+        return local
+    user = Path(platformdirs.user_config_dir("engramdb")) / "config.toml"
+    return user if user.is_file() else None
+
+
+def validate_namespace(namespace: str) -> str:
+    """Namespaces key every node and vector, so they must be short and plain."""
+    if not NAMESPACE_PATTERN.match(namespace):
+        raise ValueError(
+            f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit"
+        )
+    return namespace
+
+
+def _key(name: str) -> AliasChoices:
+    return AliasChoices(f"ENGRAMDB_{name}", name)
+
+
+class Settings(BaseSettings):
+    """Everything engramdb can be configured with; see ``engramdb config show``."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAMDB_", extra="forbid", populate_by_name=True)
+
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("engramdb")),
+        description="Data home: Neo4j server files, embedded Qdrant, caches.",
+    )
+    namespace: str = Field("default", description="Memory namespace used when none is given.")
+
+    # Neo4j: an external server when neo4j_uri is set, else the local one.
+    neo4j_uri: str | None = Field(None, description="Bolt URI of an external Neo4j (Aura, Docker, cluster).")
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = None
+    neo4j_database: str = "neo4j"
+    neo4j_version: str = "5.26.30"
+    neo4j_browser_version: str = "5.24.0"
+    neo4j_bolt_port: int = Field(7687, ge=1, le=65535)
+    neo4j_http_port: int = Field(7474, ge=1, le=65535)
+    neo4j_heap: str = Field("1g", pattern=r"^\d+[mMgG]$")
+    neo4j_pagecache: str = Field("512m", pattern=r"^\d+[mMgG]$")
+    neo4j_start_timeout: float = Field(180.0, gt=0)
+    neo4j_lib_dir: Path | None = Field(None, description="Where the Neo4j jars live (default <home>/neo4j/lib).")
+    java_home: Path | None = None
+
+    # Qdrant: a server when qdrant_url is set, else the embedded engine.
+    qdrant_url: str | None = None
+    qdrant_api_key: SecretStr | None = Field(None, validation_alias=_key("QDRANT_API_KEY"))
+
+    # Models.
+    embedder: str = Field("offline", description="'offline' or 'voyage:<model>'.")
+    llm: str | None = Field(None, description="'<provider>:<model>' for a langchain chat model.")
+    voyage_api_key: SecretStr | None = Field(None, validation_alias=_key("VOYAGE_API_KEY"))
+    openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key("ANTHROPIC_API_KEY"))
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, value: str) -> str:
+        return validate_namespace(value)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file_path()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    # Derived locations -------------------------------------------------
+    @property
+    def neo4j_home(self) -> Path:
+        return self.home / "neo4j"
+
+    @property
+    def neo4j_jars(self) -> Path:
+        return self.neo4j_lib_dir or (self.neo4j_home / "lib")
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.home / "qdrant"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def uses_local_neo4j(self) -> bool:
+        return not self.neo4j_uri
+
+    def masked(self) -> dict[str, Any]:
+        """Settings as plain values with every secret replaced by a mask."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                out[name] = "********" if value.get_secret_value() else ""
+            elif isinstance(value, Path):
+                out[name] = str(value)
+            else:
+                out[name] = value
+        out["config_file"] = str(config_file_path() or "")
+        return out
