@@ -2,7 +2,7 @@
 
 Precedence (highest first): keyword arguments, ``ENGRAMDB_*`` environment
 variables, the TOML file, defaults. The TOML file is ``$ENGRAMDB_CONFIG`` if
-set, else ``./engramdb.toml`` if present, else ``<user config dir>/config.toml``.
+set (``none`` disables the file), else ``./engramdb.toml`` if present, else ``<user config dir>/config.toml``.
 API keys also honour their conventional names (``VOYAGE_API_KEY``, ...).
 """
 
@@ -22,14 +22,21 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engramdb.platform.errors import ConfigError
+
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def config_file_path() -> Path | None:
     """The TOML file settings are read from, or None when there is none."""
     explicit = os.environ.get("ENGRAMDB_CONFIG")
+    if explicit and explicit.lower() == "none":
+        return None
     if explicit:
-        return Path(explicit)
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"ENGRAMDB_CONFIG names {path}, which is not a file")
+        return path
     local = Path.cwd() / "engramdb.toml"
     if local.is_file():
         return local

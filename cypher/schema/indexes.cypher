@@ -1,0 +1,18 @@
+// Namespace indexes: every read starts by narrowing to one namespace.
+CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace);
+CREATE INDEX document_status IF NOT EXISTS FOR (n:Document) ON (n.namespace, n.status);
+CREATE INDEX chunk_namespace IF NOT EXISTS FOR (n:Chunk) ON (n.namespace);
+CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace);
+CREATE INDEX entity_normalized_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.normalized_name);
+CREATE INDEX verb_phrase_namespace IF NOT EXISTS FOR (n:VerbPhrase) ON (n.namespace);
+CREATE INDEX gist_namespace IF NOT EXISTS FOR (n:Gist) ON (n.namespace);
+CREATE INDEX memory_point_namespace IF NOT EXISTS FOR (n:MemoryPoint) ON (n.namespace);
+CREATE INDEX cluster_namespace IF NOT EXISTS FOR (n:Cluster) ON (n.namespace);
+CREATE INDEX query_trace_namespace IF NOT EXISTS FOR (n:QueryTrace) ON (n.namespace);
+CREATE INDEX qa_namespace IF NOT EXISTS FOR ()-[r:QA]-() ON (r.namespace);
+CREATE INDEX qa_document IF NOT EXISTS FOR ()-[r:QA]-() ON (r.doc_id);
+CREATE INDEX qa_id IF NOT EXISTS FOR ()-[r:QA]-() ON (r.id);
+// The BM25 entity index (Panini's sparse half): name, aliases, roles and states.
+CREATE FULLTEXT INDEX entity_text IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text];
+// Wait until every index is online before the first query uses it.
+CALL db.awaitIndexes(300);

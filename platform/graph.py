@@ -1,0 +1,116 @@
+"""The Neo4j side of memory: one driver, named queries, one namespace.
+
+`Graph` is the only place that talks Bolt. Queries are looked up by name in
+``cypher/`` and always get the namespace as the ``$namespace`` parameter, so a
+query cannot forget it and user text never becomes Cypher source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, LiteralString, cast
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Query
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from engramdb.platform import cypher_files
+from engramdb.platform.config import Settings, validate_namespace
+from engramdb.platform.errors import EngramError
+from engramdb.platform.neo4j_server import LocalNeo4j
+
+SCHEMA_FILES = ("schema/constraints", "schema/indexes")
+
+
+def connect(settings: Settings) -> Driver:
+    """A driver for the configured Neo4j: external if a URI is set, else the local server (started if needed)."""
+    if settings.neo4j_uri:
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, password))
+        where = settings.neo4j_uri
+    else:
+        server = LocalNeo4j(settings)
+        server.start()
+        driver = GraphDatabase.driver(server.bolt_uri, auth=("neo4j", server.password()))
+        where = server.bolt_uri
+    try:
+        driver.verify_connectivity()
+    except AuthError as exc:
+        driver.close()
+        raise EngramError(f"Neo4j at {where} rejected the credentials: {exc.message}") from exc
+    except (ServiceUnavailable, OSError) as exc:
+        driver.close()
+        raise EngramError(f"cannot reach Neo4j at {where}: {exc}") from exc
+    return driver
+
+
+def _q(text: str) -> Query:
+    # Query text comes only from our own .cypher files, never from user input.
+    return Query(cast(LiteralString, text))
+
+
+class Graph:
+    """Named, parameterized Cypher against one database and one namespace."""
+
+    def __init__(self, driver: Driver, namespace: str, database: str = "neo4j") -> None:
+        self.driver = driver
+        self.namespace = validate_namespace(namespace)
+        self.database = database
+
+    def with_namespace(self, namespace: str) -> Graph:
+        return Graph(self.driver, namespace, self.database)
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a read query from ``cypher/`` and return its rows as dicts."""
+        text = cypher_files.query(name)
+        with self.driver.session(database=self.database) as session:
+            return session.execute_read(self._rows, text, {**params, "namespace": self.namespace})
+
+    def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a write query in its own transaction."""
+        text = cypher_files.query(name)
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(self._rows, text, {**params, "namespace": self.namespace})
+
+    def write_many(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[dict[str, Any]]]:
+        """Run several write queries in ONE transaction: all of them land, or none."""
+        texts = [(cypher_files.query(name), {**params, "namespace": self.namespace}) for name, params in steps]
+
+        def work(tx: ManagedTransaction) -> list[list[dict[str, Any]]]:
+            return [self._rows(tx, text, params) for text, params in texts]
+
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(work)
+
+    def write_batched(self, name: str, rows: Iterable[Mapping[str, Any]], batch_size: int = 1000) -> int:
+        """UNWIND ``rows`` through a writer, one transaction per batch; returns rows written."""
+        total = 0
+        for batch in _batches(rows, batch_size):
+            self.write(name, rows=batch)
+            total += len(batch)
+        return total
+
+    @staticmethod
+    def _rows(tx: ManagedTransaction, text: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [record.data() for record in tx.run(_q(text), params)]
+
+
+def apply_schema(driver: Driver, database: str = "neo4j") -> int:
+    """Create constraints and indexes if missing (idempotent); returns statements run."""
+    count = 0
+    with driver.session(database=database) as session:
+        for name in SCHEMA_FILES:
+            for statement in cypher_files.statements(name):
+                session.run(_q(statement)).consume()
+                count += 1
+    return count
+
+
+def _batches(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
+    batch: list[Mapping[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
