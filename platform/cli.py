@@ -210,6 +210,64 @@ def stats(ctx: Context, as_json: bool) -> None:
     console.print(table)
 
 
+# -------------------------------------------------------- ingest / delete
+@main.command()
+@click.argument("path")
+@click.option("--batch-size", type=int, help="Documents per write transaction.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_context
+@friendly_errors
+def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> None:
+    """Remember PATH: a .txt/.md file, a folder, a JSON corpus [{title, text}], or - for stdin."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from engramdb.ingestion.loaders import load_path
+    from engramdb.platform.memory import Memory
+
+    settings = ctx.settings()
+    if batch_size is not None:
+        settings = settings.model_copy(update={"ingest_batch_size": batch_size})
+    documents = load_path(path)
+    with Memory(settings=settings) as memory:
+        with err_console.status("Loading models and connecting..."):
+            memory.ingestor  # noqa: B018 - open stores and models before the bar starts
+        columns = (TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=err_console, transient=False) as bar:
+            task = bar.add_task("ingest", total=len(documents))
+            report = memory.ingest(documents, progress=lambda n: bar.advance(task, n))
+    if as_json:
+        from dataclasses import asdict
+
+        click.echo(json.dumps(asdict(report), indent=2))
+    else:
+        console.print(
+            f"{report.documents} documents: {report.ingested} ingested, {report.skipped} unchanged, "
+            f"{report.failed} failed ({report.replaced} replaced) in {report.seconds:.1f} s; "
+            f"{report.chunks} chunks, {report.verb_phrases} verb phrases, {report.qa_pairs} QA pairs"
+        )
+        for doc_id, error in report.failures[:20]:
+            err_console.print(f"[yellow]failed[/] {doc_id}: {error}", highlight=False)
+    if report.failed:
+        sys.exit(2)
+
+
+@main.command()
+@click.argument("doc_ids", nargs=-1, required=True)
+@pass_context
+@friendly_errors
+def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
+    """Forget documents by id, with their QA edges, vectors, caches and orphaned entities."""
+    from engramdb.platform.memory import Memory
+
+    with Memory(settings=ctx.settings()) as memory:
+        for doc_id in doc_ids:
+            report = memory.delete(doc_id)
+            console.print(
+                f"deleted {doc_id}: {report.deleted_entities} entities removed, "
+                f"{report.surviving_entities} shared entities kept"
+            )
+
+
 # ---------------------------------------------------------- config/doctor
 @main.group()
 def config() -> None:

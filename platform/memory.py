@@ -7,14 +7,23 @@ machine with no set-up step.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from neo4j import Driver
 
 from engramdb.platform.config import Settings, validate_namespace
+from engramdb.platform.embedders import Embedder, make_embedder
+from engramdb.platform.errors import InputError
 from engramdb.platform.graph import Graph, apply_schema, connect
 from engramdb.platform.vectors import VectorStore, open_vector_store
+
+if TYPE_CHECKING:
+    from engramdb.ingestion.documents import Document
+    from engramdb.ingestion.pipeline import DeleteReport, Ingestor, IngestReport, ProgressCallback
+
 
 
 class Memory:
@@ -39,11 +48,58 @@ class Memory:
     def vectors(self) -> VectorStore:
         return open_vector_store(self.settings)
 
+    @cached_property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.settings)
+
+    @cached_property
+    def ingestor(self) -> Ingestor:
+        from engramdb.ingestion.extractors import make_extractor
+        from engramdb.ingestion.pipeline import Ingestor
+
+        extractor = make_extractor(self.settings, self.namespace)
+        return Ingestor(
+            self.graph, self.vectors, self.embedder, extractor,
+            batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
+        )  # fmt: skip
+
     # Operations -------------------------------------------------------------
+    def ingest(
+        self,
+        source: str | Path | Document | dict[str, Any] | Iterable[Document | dict[str, Any] | str],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Remember documents: a path (file, folder, JSON corpus), a text, a dict, or many of those.
+
+        Unchanged documents are skipped, changed ones replace their old memory,
+        and an interrupted ingest resumes where it stopped when run again.
+        """
+        return self.ingestor.ingest(to_documents(source), progress=progress)
+
+    def delete(self, doc_id: str) -> DeleteReport:
+        """Forget one document: its chunks, verb phrases, QA edges and vectors, cached
+        extractions, and every entity no other document mentions."""
+        report = self.ingestor.delete(doc_id)
+        if report is None:
+            raise InputError(f"no document {doc_id!r} in namespace {self.namespace!r}")
+        return report
+
     def stats(self) -> dict[str, Any]:
         """Node and relationship counts of this namespace, plus vector counts."""
+        from engramdb.ingestion.pipeline import QA_COLLECTION
+
         row = self.graph.read("traversals/namespace_counts")[0]
-        return {"namespace": self.namespace, **row}
+        self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
+        qa_vectors = self.vectors.count(QA_COLLECTION, self.namespace)
+        statuses = {r["status"]: r["count"] for r in self.graph.read("traversals/document_status_counts")}
+        return {"namespace": self.namespace, **row, "qa_vectors": qa_vectors,
+                "documents_done": statuses.get("done", 0), "documents_pending": statuses.get("pending", 0),
+                "documents_failed": statuses.get("failed", 0)}  # fmt: skip
+
+    def document_status(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Status, content hash and error of documents by id."""
+        return {r["id"]: r for r in self.graph.read("traversals/get_documents", ids=doc_ids)}
 
     def close(self) -> None:
         """Close the stores (the local Neo4j server keeps running; stop it with the CLI)."""
@@ -51,6 +107,7 @@ class Memory:
             self.driver.close()
             del self.__dict__["driver"]
             self.__dict__.pop("graph", None)
+        self.__dict__.pop("ingestor", None)
         if "vectors" in self.__dict__:
             self.vectors.close()
             del self.__dict__["vectors"]
@@ -60,3 +117,46 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def to_documents(source: object) -> list[Document]:
+    """Normalise what ``Memory.ingest`` accepts into validated Documents."""
+    from engramdb.ingestion.documents import Document, make_document
+    from engramdb.ingestion.loaders import load_path
+
+    if isinstance(source, Document):
+        return [source]
+    if isinstance(source, Path):
+        return load_path(source)
+    if isinstance(source, str):
+        if _looks_like_path(source):
+            return load_path(source)  # a missing file is reported, not ingested as text
+        return [make_document(source)]
+    if isinstance(source, dict):
+        return [_from_dict(source)]
+    if isinstance(source, Iterable):
+        docs: list[Document] = []
+        for item in source:
+            docs.extend(to_documents(item))
+        return docs
+    raise InputError(f"cannot ingest a {type(source).__name__}: pass a path, text, dict or Document")
+
+
+def _looks_like_path(text: str) -> bool:
+    if text == "-" or (len(text) < 4096 and "\n" not in text and Path(text).exists()):
+        return True
+    return not any(ch.isspace() for ch in text) and (
+        "/" in text or Path(text).suffix.lower() in {".txt", ".md", ".markdown", ".json"}
+    )
+
+
+def _from_dict(item: dict[str, Any]) -> Document:
+    from engramdb.ingestion.documents import make_document
+
+    text = item.get("text")
+    if not isinstance(text, str):
+        raise InputError("a document dict needs a 'text' string")
+    return make_document(
+        text, title=item.get("title"), id=item.get("id"), source=str(item.get("source") or ""),
+        metadata=item.get("metadata"),
+    )  # fmt: skip

@@ -1,0 +1,119 @@
+"""Documents and chunks: stable ids, content hashes, sentence-boundary chunking.
+
+A document's id is the caller's (or the file path's) when given, else derived
+from its content hash, so re-ingesting the same text is recognised. Short
+Wikipedia-style passages stay whole; long texts are split on sentence
+boundaries into chunks of at most ``max_chars`` characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from engramdb.platform.errors import InputError
+
+DEFAULT_MAX_CHARS = 2400
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_ID_PATTERN = re.compile(r"^[^\s].{0,499}$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    doc_id: str
+    position: int
+    text: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document to remember. Build with :func:`make_document`."""
+
+    id: str
+    title: str
+    text: str
+    source: str
+    content_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metadata_json(self) -> str:
+        return json.dumps(self.metadata, sort_keys=True, default=str)
+
+    def chunks(self, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+        return [
+            Chunk(id=f"{self.id}#{i}", doc_id=self.id, position=i, text=part, content_hash=sha256(part))
+            for i, part in enumerate(split_text(self.text, max_chars))
+        ]
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def make_document(
+    text: str,
+    *,
+    title: str | None = None,
+    id: str | None = None,
+    source: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> Document:
+    """Validate input and compute the stable id and content hash."""
+    if not isinstance(text, str):
+        raise InputError(f"document text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InputError(f"document {id or title or source or '(unnamed)'} has empty text")
+    title = (title or "").strip()
+    content_hash = sha256(f"{title}\n{text}")
+    if id is not None:
+        id = str(id).strip()
+        if not _ID_PATTERN.match(id):
+            raise InputError(f"invalid document id {id!r}: it must be 1-500 characters and not start with a space")
+    doc_id = id or f"doc-{content_hash[:20]}"
+    return Document(
+        id=doc_id, title=title, text=text, source=source, content_hash=content_hash, metadata=dict(metadata or {})
+    )
+
+
+def split_sentences(text: str) -> list[str]:
+    """Cheap, deterministic sentence split (enough to keep chunk borders clean)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    return [p for p in parts if p]
+
+
+def split_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
+    """Whole text if short; else sentence-aligned pieces of at most ``max_chars``."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for paragraph in re.split(r"\n\s*\n", text):
+        for sentence in split_sentences(paragraph):
+            while len(sentence) > max_chars:  # a run-on "sentence": cut at a space
+                cut = sentence.rfind(" ", 0, max_chars)
+                cut = cut if cut > 0 else max_chars
+                if current:
+                    pieces.append(current)
+                    current = ""
+                pieces.append(sentence[:cut].strip())
+                sentence = sentence[cut:].strip()
+            candidate = f"{current} {sentence}".strip() if current else sentence
+            if len(candidate) > max_chars and current:
+                pieces.append(current)
+                current = sentence
+            else:
+                current = candidate
+        # paragraph breaks are natural borders when a chunk is already large
+        if current and len(current) > max_chars // 2:
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces

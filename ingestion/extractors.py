@@ -1,0 +1,65 @@
+"""Extractors turn chunks into GSWs; ingestion does not care which one runs.
+
+Both the offline rules and an LLM produce an :class:`Extraction` per chunk:
+a validated GSW, or the reason there is none (which ingestion records on the
+chunk instead of dropping it silently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engramdb.ingestion.gsw import GSW
+from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
+from engramdb.platform.config import Settings
+
+
+@dataclass(frozen=True)
+class Extraction:
+    gsw: GSW | None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk to extract, with what the cache needs to file it."""
+
+    chunk: ChunkText
+    doc_id: str
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract_jobs(self, jobs: Sequence[ChunkJob]) -> list[Extraction]: ...
+
+
+class OfflineGSWExtractor:
+    """The spaCy rules as an :class:`Extractor` (deterministic, never fails on text)."""
+
+    def __init__(self, rules: OfflineExtractor | None = None) -> None:
+        self.rules = rules or OfflineExtractor()
+        self.name = f"{self.rules.name}-{self.rules.version}"
+
+    def extract_jobs(self, jobs: Sequence[ChunkJob]) -> list[Extraction]:
+        return [Extraction(gsw=g) for g in self.rules.extract_many([j.chunk for j in jobs])]
+
+
+def make_extractor(settings: Settings, namespace: str) -> Extractor:
+    """The LLM extractor when an LLM is configured, else the offline rules."""
+    from engramdb.platform.llm import make_chat_model
+
+    model = make_chat_model(settings)
+    if model is None:
+        return OfflineGSWExtractor()
+    from engramdb.ingestion.extraction_cache import ExtractionCache
+    from engramdb.ingestion.llm_extractor import LLMExtractor
+
+    cache = ExtractionCache(settings.cache_dir / "extractions.sqlite")
+    return LLMExtractor(model, namespace=namespace, cache=cache, concurrency=settings.llm_concurrency,
+                        repair_pass=settings.llm_repair_pass)  # fmt: skip

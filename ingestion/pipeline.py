@@ -1,0 +1,190 @@
+"""Ingestion: documents → chunks → GSWs → Neo4j (graph) and Qdrant (QA vectors).
+
+Per-document status makes ingestion resumable: a document is written as
+``pending`` together with its memory in one transaction per batch, its QA
+vectors are upserted, and only then is it marked ``done`` (or ``failed`` when a
+chunk could not be extracted; the reason is kept on the chunk and document).
+A later run skips documents that are ``done`` with the same content hash and
+first clears whatever a ``pending``/``failed``/changed document left behind,
+so an interrupted run followed by a re-run ends in exactly the state of a
+clean run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engramdb.ingestion.documents import Document
+from engramdb.ingestion.extraction_cache import ExtractionCache
+from engramdb.ingestion.extractors import ChunkJob, Extractor
+from engramdb.ingestion.offline_extractor import ChunkText
+from engramdb.ingestion.reconcile import EntityResolver
+from engramdb.ingestion.writer import BatchRows, ChunkResult, QARecord, build_rows, write_rows
+from engramdb.platform.embedders import Embedder
+from engramdb.platform.graph import Graph
+from engramdb.platform.vectors import VectorPoint, VectorStore
+
+QA_COLLECTION = "qa"
+ProgressCallback = Callable[[int], None]
+
+
+@dataclass
+class IngestReport:
+    """What one ingest call did; counts are of what was written."""
+
+    documents: int = 0
+    skipped: int = 0
+    ingested: int = 0
+    failed: int = 0
+    replaced: int = 0
+    chunks: int = 0
+    failed_chunks: int = 0
+    entity_mentions: int = 0
+    verb_phrases: int = 0
+    qa_pairs: int = 0
+    qa_edges: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, rows: BatchRows) -> None:
+        self.chunks += len(rows.chunks)
+        self.failed_chunks += sum(1 for c in rows.chunks if c["status"] == "failed")
+        self.entity_mentions += len(rows.mentions)
+        self.verb_phrases += len(rows.verb_phrases)
+        self.qa_pairs += len(rows.qa_records)
+        self.qa_edges += len(rows.qa_edges)
+
+
+@dataclass(frozen=True)
+class DeleteReport:
+    doc_id: str
+    deleted_entities: int
+    surviving_entities: int
+    cache_entries: int
+
+
+class Ingestor:
+    """Runs the ingestion stages for one namespace."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        vectors: VectorStore,
+        embedder: Embedder,
+        extractor: Extractor,
+        *,
+        batch_size: int = 64,
+        cache: ExtractionCache | None = None,
+    ) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.embedder = embedder
+        self.extractor = extractor
+        self.batch_size = batch_size
+        self.cache = cache
+        self.resolver = EntityResolver(self._existing_entities)
+        self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
+
+    # ------------------------------------------------------------ ingest
+    def ingest(self, documents: Sequence[Document], progress: ProgressCallback | None = None) -> IngestReport:
+        started = time.perf_counter()
+        report = IngestReport(documents=len(documents))
+        known = self._known_documents([d.id for d in documents])
+        todo: list[Document] = []
+        for doc in documents:
+            prior = known.get(doc.id)
+            if prior and prior["status"] == "done" and prior["content_hash"] == doc.content_hash:
+                report.skipped += 1
+                if progress:
+                    progress(1)
+                continue
+            if prior:  # changed, or left pending/failed by an earlier run: clear it first
+                self.delete(doc.id, keep_document=True)
+                report.replaced += prior["content_hash"] != doc.content_hash
+            todo.append(doc)
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
+            self._ingest_batch(batch, report)
+            if progress:
+                progress(len(batch))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _ingest_batch(self, batch: Sequence[Document], report: IngestReport) -> None:
+        chunks = [(doc, chunk) for doc in batch for chunk in doc.chunks()]
+        jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in chunks]
+        extractions = self.extractor.extract_jobs(jobs)
+        results = [ChunkResult(chunk, x.gsw, x.error) for (_, chunk), x in zip(chunks, extractions, strict=True)]
+        for x in extractions:
+            report.input_tokens += x.input_tokens
+            report.output_tokens += x.output_tokens
+        rows = build_rows(batch, results, self.resolver)
+        write_rows(self.graph, rows)  # documents are 'pending' until the vectors are in
+        self._index_qa(rows.qa_records)
+        statuses = []
+        for doc in batch:
+            errors = [f"{r.chunk.id}: {r.error}" for r in results if r.chunk.doc_id == doc.id and r.error]
+            n_chunks = sum(1 for r in results if r.chunk.doc_id == doc.id)
+            n_qa = sum(1 for q in rows.qa_records if q.doc_id == doc.id)
+            status = "failed" if errors else "done"
+            statuses.append({"id": doc.id, "status": status, "error": "; ".join(errors) or None,
+                             "chunk_count": n_chunks, "qa_count": n_qa})  # fmt: skip
+            if errors:
+                report.failed += 1
+                report.failures.append((doc.id, "; ".join(errors)))
+            else:
+                report.ingested += 1
+        self.graph.write("writers/set_document_status", rows=statuses)
+        report.add(rows)
+
+    def _index_qa(self, records: Sequence[QARecord]) -> None:
+        if not records:
+            return
+        vectors = self.embedder.embed_documents([r.question for r in records])
+        points = [
+            VectorPoint(
+                key=r.id,
+                vector=vec,
+                payload={"doc_id": r.doc_id, "chunk_id": r.chunk_id, "verb_phrase_id": r.verb_phrase_id,
+                         "question": r.question, "question_entity_ids": r.question_entity_ids,
+                         "answer_entity_ids": r.answer_entity_ids, "answer_names": r.answer_names,
+                         "embedder": self.embedder.name},
+            )  # fmt: skip
+            for r, vec in zip(records, vectors, strict=True)
+        ]
+        self.vectors.upsert(QA_COLLECTION, self.graph.namespace, points)
+
+    # ------------------------------------------------------------ delete
+    def delete(self, doc_id: str, keep_document: bool = False) -> DeleteReport | None:
+        """Remove a document's memory everywhere; None if the namespace has no such document.
+
+        Vectors and cache entries go first: if the process dies half-way, the
+        document is still in the graph and deleting it again finishes the job.
+        """
+        if not self._known_documents([doc_id]):
+            return None
+        self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
+        cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0
+        rows = self.graph.write("writers/delete_document_memory", doc_id=doc_id, keep_document=keep_document)
+        deleted: list[str] = rows[0]["deleted_ids"] if rows else []
+        survivors: list[str] = rows[0]["survivors"] if rows else []
+        if survivors:
+            self.graph.write("writers/refresh_entity_text", ids=survivors)
+        self.resolver.forget(deleted)
+        return DeleteReport(doc_id, len(deleted), len(survivors), cached)
+
+    # ------------------------------------------------------------ lookups
+    def _known_documents(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), 2000):
+            for row in self.graph.read("traversals/get_documents", ids=ids[start : start + 2000]):
+                found[row["id"]] = row
+        return found
+
+    def _existing_entities(self, keys: list[str]) -> dict[str, str]:
+        return {row["key"]: row["id"] for row in self.graph.read("traversals/entities_by_normalized_name", keys=keys)}
