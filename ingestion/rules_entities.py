@@ -1,0 +1,330 @@
+"""Entity mentions of one parsed chunk: detection, naming, merging, pronouns.
+
+Mentions come from spaCy's NER, from matching the document title in the text,
+and from runs of proper nouns the NER missed. Mentions with the same
+normalised name (and a bare surname of a longer person name) merge into one
+entity. Pronouns and definite descriptions ("the film") resolve to the
+document's title entity, or to the most recent fitting entity.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from spacy.tokens import Doc, Span, Token
+
+from .rules_lexicon import GROUP_PRONOUNS, NER_TYPES, NOUN_TYPES, PERSON_PRONOUNS, THING_PRONOUNS
+
+_QUOTES = "\"'“”‘’`"
+_MAX_NAME_TOKENS = 8
+
+
+@dataclass
+class EntityRecord:
+    """An entity being built: its display name, type, roles and aliases."""
+
+    key: str
+    name: str
+    type: str
+    first: int  # first token index, for a stable order
+    aliases: list[str] = field(default_factory=list)
+    roles: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_alias(self, alias: str) -> None:
+        if alias and alias.lower() != self.name.lower() and alias not in self.aliases:
+            self.aliases.append(alias)
+
+    def add_role(self, role: str, states: list[str] | None = None) -> None:
+        role = role.strip()
+        if not role:
+            return
+        bucket = self.roles.setdefault(role, [])
+        for s in states or []:
+            if s and s not in bucket:
+                bucket.append(s)
+
+
+def normalise_name(text: str) -> str:
+    """Display name of a mention: no leading article, possessive, quotes or stray punctuation."""
+    text = re.sub(r"\s+", " ", text).strip().strip(_QUOTES).strip()
+    text = re.sub(r"^(?:the|The|THE)\s+", "", text)
+    text = re.sub(r"\s*['’]s?$", "", text)
+    text = text.strip(" ,;:-–—").strip(_QUOTES).strip()
+    text = re.sub(r"(\b[IVX]+)\.$", r"\1", text)  # "World War I." at a sentence end
+    return text
+
+
+def name_key(text: str) -> str:
+    return re.sub(r"[^\w]+", " ", normalise_name(text).lower()).strip()
+
+
+def split_title(title: str | None) -> tuple[str, str | None]:
+    """``"Hello Love (song)"`` -> (``"Hello Love"``, ``"song"``)."""
+    if not title:
+        return "", None
+    m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", title.strip())
+    if m and m.group(1):
+        return normalise_name(m.group(1)), m.group(2).strip().lower() or None
+    return normalise_name(title), None
+
+
+class EntityTable:
+    """The entities of one chunk and which tokens mention them."""
+
+    def __init__(self, doc: Doc, title: str | None) -> None:
+        self.doc = doc
+        self.records: dict[str, EntityRecord] = {}
+        self.token_key: dict[int, str] = {}
+        self.mention_spans: list[tuple[int, int, str]] = []  # (start, end, key), token offsets
+        self.title_name, hint = split_title(title)
+        if not name_key(self.title_name):
+            self.title_name = ""
+        self.title_key: str | None = None
+        self.title_hint_type = NOUN_TYPES.get(hint.split()[-1]) if hint else None
+        self._title_hint_role = hint
+        self._build()
+
+    # ----------------------------------------------------------------- building
+    def _build(self) -> None:
+        doc = self.doc
+        spans: list[tuple[int, int, str]] = []  # (start, end, type)
+        for ent in doc.ents:
+            etype = NER_TYPES.get(ent.label_)
+            if etype is None:
+                continue
+            start, end = _trim(ent)
+            if start < end:
+                spans.append((start, end, etype))
+        title_spans = self._title_spans()
+        kept: list[tuple[int, int, str, bool]] = []
+        for s, e, t in spans:
+            # a NER mention inside a title match becomes the title
+            inside = next(((ts, te) for ts, te in title_spans if ts <= s and e <= te), None)
+            if inside is None:
+                kept.append((s, e, t, False))
+        for ts, te in title_spans:
+            if any(s < te and ts < e and not (ts <= s and e <= te) for s, e, _t in spans):
+                continue  # a larger NER entity contains the title words: not the title
+            etype = next((t for s, e, t in spans if ts == s and e == te), None)
+            kept.append((ts, te, etype or "", True))
+        kept.extend((s, e, "THING", False) for s, e in self._proper_runs(kept))
+        kept.sort()
+        for start, end, etype, is_title in kept:
+            self._add_mention(start, end, etype, is_title)
+        self._merge_partial_names()
+
+    def _title_spans(self) -> list[tuple[int, int]]:
+        if not self.title_name:
+            return []
+        variants = [self.title_name]
+        if "," in self.title_name:
+            variants.append(self.title_name.split(",")[0].strip())
+        found: list[tuple[int, int]] = []
+        taken: set[int] = set()
+        for variant in variants:
+            pattern = r"(?<!\w)" + re.escape(variant) + r"(?!\w)"
+            for m in re.finditer(pattern, self.doc.text, flags=re.IGNORECASE):
+                span = self.doc.char_span(m.start(), m.end(), alignment_mode="expand")
+                if span is None or taken.intersection(range(span.start, span.end)):
+                    continue
+                found.append((span.start, span.end))
+                taken.update(range(span.start, span.end))
+        return found
+
+    def _proper_runs(self, kept: list[tuple[int, int, str, bool]]) -> list[tuple[int, int]]:
+        covered = {i for s, e, _t, _b in kept for i in range(s, e)}
+        runs: list[tuple[int, int]] = []
+        i = 0
+        doc = self.doc
+        while i < len(doc):
+            if doc[i].pos_ == "PROPN" and i not in covered and doc[i].is_alpha and doc[i].text[:1].isupper():
+                j = i
+                while j < len(doc) and doc[j].pos_ == "PROPN" and j not in covered:
+                    j += 1
+                if j - i <= _MAX_NAME_TOKENS and doc[j - 1].dep_ in {
+                    "nsubj",
+                    "nsubjpass",
+                    "dobj",
+                    "pobj",
+                    "attr",
+                    "appos",
+                    "conj",
+                }:
+                    runs.append((i, j))
+                i = j
+            else:
+                i += 1
+        return runs
+
+    def _add_mention(self, start: int, end: int, etype: str, is_title: bool) -> None:
+        span = self.doc[start:end]
+        if is_title:
+            key = self._ensure_title(etype or None)
+            if span.text.lower() != self.title_name.lower():
+                self.records[key].add_alias(normalise_name(span.text))
+        else:
+            name = normalise_name(span.text)
+            key = name_key(name)
+            if not key or len(name) < 2:
+                return
+            if self.title_key and key == self.title_key:
+                pass
+            elif key in self.records:
+                rec = self.records[key]
+                if rec.type == "THING" and etype != "THING":
+                    rec.type = etype
+            else:
+                self.records[key] = EntityRecord(key, name, etype, start)
+        for i in range(start, end):
+            self.token_key[i] = key
+        self.mention_spans.append((start, end, key))
+
+    def _ensure_title(self, etype: str | None = None) -> str:
+        if self.title_key is None:
+            key = name_key(self.title_name)
+            self.title_key = key
+            if key in self.records:
+                rec = self.records[key]
+                rec.name = self.title_name
+            else:
+                rec = EntityRecord(key, self.title_name, etype or self.title_hint_type or "THING", -1)
+                self.records[key] = rec
+            if self._title_hint_role:
+                rec.add_role(self._title_hint_role)
+        rec = self.records[self.title_key]
+        if self.title_hint_type:
+            rec.type = self.title_hint_type  # "(film)" beats the NER's guess
+        elif etype and rec.type == "THING":
+            rec.type = etype
+        return self.title_key
+
+    def _merge_partial_names(self) -> None:
+        """A bare first or last name of a longer PERSON (or title) entity is that entity."""
+        multi = [
+            r
+            for r in self.records.values()
+            if len(r.name.split()) > 1 and (r.type == "PERSON" or r.key == self.title_key)
+        ]
+        title_words = set()
+        if self.title_name:
+            first_part = self.title_name.split(",")[0].split()
+            title_words = {first_part[0].lower(), first_part[-1].lower(), self.title_name.split()[-1].lower()}
+        for rec in list(self.records.values()):
+            if len(rec.name.split()) != 1 or rec.type not in {"PERSON", "THING", "ORG"}:
+                continue
+            word = rec.name.lower()
+            if rec.key != self.title_key and word in title_words and len(self.title_name.split()) > 1:
+                self._redirect(rec.key, self._ensure_title(rec.type))
+                continue
+            owners = [
+                m
+                for m in multi
+                if m.key != rec.key
+                and word in {m.name.split()[0].lower(), m.name.split(",")[0].split()[-1].lower()}
+            ]
+            if len(owners) == 1:
+                self._redirect(rec.key, owners[0].key)
+
+    def _redirect(self, old: str, new: str) -> None:
+        if old == self.title_key:
+            self.title_key = new  # "Bhaskar" is the bare name of the fuller "Bhaskar Chandavarkar"
+        rec = self.records.pop(old)
+        self.records[new].add_alias(rec.name)
+        if self.records[new].type == "THING" and rec.type != "THING":
+            self.records[new].type = rec.type
+        self.records[new].first = min(self.records[new].first, rec.first)
+        for i, k in list(self.token_key.items()):
+            if k == old:
+                self.token_key[i] = new
+        self.mention_spans = [(s, e, new if k == old else k) for s, e, k in self.mention_spans]
+
+    # ----------------------------------------------------------------- lookups
+    def key_at(self, tok: Token) -> str | None:
+        return self.token_key.get(tok.i)
+
+    def get(self, key: str) -> EntityRecord:
+        return self.records[key]
+
+    def add_entity(self, name: str, etype: str, first: int) -> str | None:
+        """An entity found outside NER (a life date, a noun phrase); returns its key."""
+        name = normalise_name(name)
+        key = name_key(name)
+        if not key:
+            return None
+        if key not in self.records:
+            self.records[key] = EntityRecord(key, name, etype, first)
+        return key
+
+    def entity_ending_at(self, char_offset: int) -> str | None:
+        """The entity whose mention ends right before ``char_offset`` (where an aside was cut)."""
+        for _start, end, key in self.mention_spans:
+            last = self.doc[end - 1]
+            if char_offset - 1 <= last.idx + len(last.text) <= char_offset:
+                return key
+        return None
+
+    def title(self, etype: str | None = None) -> str | None:
+        if not self.title_name:
+            return None
+        return self._ensure_title(etype)
+
+    def resolve_pronoun(self, tok: Token) -> str | None:
+        """The entity a pronoun refers to: the title entity when it fits, else the latest fitting one."""
+        low = tok.lower_
+        if low in PERSON_PRONOUNS:
+            if self.title_name:
+                rec = self.records.get(self.title_key) if self.title_key else None
+                if rec is None or rec.type in {"PERSON", "THING"}:
+                    return self._ensure_title("PERSON")
+            return self._latest(tok, {"PERSON"})
+        if low in THING_PRONOUNS:
+            if self.title_name:
+                rec = self.records.get(self.title_key) if self.title_key else None
+                if rec is None or rec.type not in {"PERSON", "DATE", "NUMBER"}:
+                    return self._ensure_title()
+            return self._latest(tok, {"ORG", "PLACE", "WORK", "EVENT", "PRODUCT", "LAW", "THING"})
+        if low in GROUP_PRONOUNS and self.title_key:
+            rec = self.records[self.title_key]
+            if rec.type == "ORG":
+                return self.title_key
+        return None
+
+    def resolve_definite(self, tok: Token) -> str | None:
+        """``the film`` / ``the company`` -> the title entity when the noun fits it."""
+        if tok.pos_ != "NOUN" or not self.title_name:
+            return None
+        dets = [c.lower_ for c in tok.children if c.dep_ in {"det", "poss"}]
+        if not dets or dets[0] not in {"the", "this"}:
+            return None
+        noun = tok.lemma_.lower()
+        rec = self.records.get(self.title_key) if self.title_key else None
+        if rec is not None and (noun in rec.roles or any(r.split()[-1] == noun for r in rec.roles)):
+            return self.title_key
+        noun_type = NOUN_TYPES.get(noun)
+        if noun_type and noun_type != "PERSON":
+            if rec is None and self.title_hint_type == noun_type:
+                return self._ensure_title(noun_type)
+            if rec is not None and rec.type == noun_type:
+                return self.title_key
+        return None
+
+    def _latest(self, tok: Token, types: set[str]) -> str | None:
+        best: str | None = None
+        for start, _end, key in self.mention_spans:
+            if start >= tok.i:
+                break
+            rec = self.records.get(key)
+            if rec is not None and rec.type in types:
+                best = key
+        return best
+
+
+def _trim(ent: Span) -> tuple[int, int]:
+    start, end = ent.start, ent.end
+    doc = ent.doc
+    while start < end and (doc[start].lower_ in {"the", "a", "an"} or doc[start].is_punct):
+        start += 1
+    while end > start and (doc[end - 1].tag_ == "POS" or doc[end - 1].is_punct and doc[end - 1].text != "."):
+        end -= 1
+    return start, end

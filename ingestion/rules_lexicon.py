@@ -1,0 +1,228 @@
+"""Small word lists the offline extractor's rules rely on.
+
+Kept apart from the rules so the rules stay readable: irregular verb forms
+(to turn passive facts into active questions and back), the nouns that tell an
+entity's type ("a 1997 film" -> WORK), country and US-state names (to ask
+"What country is X in?"), pronouns, and the mapping from spaCy's NER labels
+to the GSW's coarse entity types.
+"""
+
+from __future__ import annotations
+
+# spaCy NER label -> GSW entity type. Labels not listed (ORDINAL) are not entities.
+NER_TYPES: dict[str, str] = {
+    "PERSON": "PERSON",
+    "ORG": "ORG",
+    "GPE": "PLACE",
+    "LOC": "PLACE",
+    "FAC": "PLACE",
+    "DATE": "DATE",
+    "TIME": "DATE",
+    "CARDINAL": "NUMBER",
+    "QUANTITY": "NUMBER",
+    "MONEY": "NUMBER",
+    "PERCENT": "NUMBER",
+    "WORK_OF_ART": "WORK",
+    "EVENT": "EVENT",
+    "NORP": "NORP",
+    "LAW": "LAW",
+    "LANGUAGE": "LANGUAGE",
+    "PRODUCT": "PRODUCT",
+}
+
+PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+THING_PRONOUNS = frozenset({"it", "its", "itself"})
+GROUP_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
+RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that", "whose"})
+
+# Preposition a "Where"/"When" question absorbs ("Where was X born?", not "... born in?").
+ABSORBED_PREPS = frozenset({"in", "at", "on", "near", "inside", "within", "during", "around", "into"})
+
+# Past participle -> simple past, for irregular verbs (regular ones share the -ed form).
+_IRREGULAR = {
+    "arisen": "arose",
+    "awoken": "awoke",
+    "beaten": "beat",
+    "become": "became",
+    "begun": "began",
+    "bitten": "bit",
+    "blown": "blew",
+    "broken": "broke",
+    "chosen": "chose",
+    "come": "came",
+    "done": "did",
+    "drawn": "drew",
+    "driven": "drove",
+    "eaten": "ate",
+    "fallen": "fell",
+    "flown": "flew",
+    "forbidden": "forbade",
+    "forgotten": "forgot",
+    "forgiven": "forgave",
+    "frozen": "froze",
+    "given": "gave",
+    "gone": "went",
+    "grown": "grew",
+    "hidden": "hid",
+    "known": "knew",
+    "overtaken": "overtook",
+    "ridden": "rode",
+    "risen": "rose",
+    "run": "ran",
+    "seen": "saw",
+    "shaken": "shook",
+    "shown": "showed",
+    "sung": "sang",
+    "spoken": "spoke",
+    "stolen": "stole",
+    "sworn": "swore",
+    "taken": "took",
+    "thrown": "threw",
+    "undertaken": "undertook",
+    "withdrawn": "withdrew",
+    "woken": "woke",
+    "worn": "wore",
+    "written": "wrote",
+    "rewritten": "rewrote",
+    "undergone": "underwent",
+    "overseen": "oversaw",
+}
+_IRREGULAR_BACK = {v: k for k, v in _IRREGULAR.items()}
+
+
+def past_of_participle(participle: str) -> str:
+    """``written`` -> ``wrote``; regular verbs are returned unchanged."""
+    return _IRREGULAR.get(participle.lower(), participle)
+
+
+def participle_of_past(past: str) -> str:
+    """``wrote`` -> ``written``; regular verbs are returned unchanged."""
+    return _IRREGULAR_BACK.get(past.lower(), past)
+
+
+# Head nouns of descriptions ("X is a 1997 film") that reveal the entity type.
+NOUN_TYPES: dict[str, str] = {}
+for _t, _words in {
+    "WORK": "film movie song single album book novel poem play opera ballet series show episode painting "
+    "sculpture journal magazine newspaper game videogame soundtrack documentary sitcom drama comedy "
+    "musical symphony composition ep anthology comic manga anime",
+    "PLACE": "city town village river lake mountain island country state province county district "
+    "municipality region capital suburb neighbourhood neighborhood community borough parish valley "
+    "waterfall peninsula bay sea ocean desert forest park hamlet settlement commune prefecture "
+    "airport station building bridge church cathedral castle stadium street road highway tributary "
+    "canton territory locality area department",
+    "ORG": "company corporation band group team club university college school party organization "
+    "organisation association agency firm label network brand chain manufacturer publisher "
+    "studio federation league society institute ministry council army",
+    "PERSON": "actor actress singer songwriter musician composer writer author poet novelist director "
+    "producer politician footballer player painter artist king queen prince princess emperor "
+    "bishop saint priest lawyer judge scientist physicist chemist mathematician philosopher "
+    "journalist businessman businesswoman entrepreneur rapper drummer guitarist pianist "
+    "conductor dancer model cricketer athlete boxer wrestler coach general officer soldier "
+    "diplomat economist historian architect engineer inventor explorer monk nun pope duke "
+    "duchess count countess earl baron lord lady knight chancellor president minister "
+    "governor senator mayor comedian screenwriter cinematographer editor presenter designer "
+    "photographer sculptor illustrator cartoonist astronaut pilot swimmer cyclist sprinter "
+    "golfer jockey daughter son wife husband mother father brother sister",
+}.items():
+    for _w in _words.split():
+        NOUN_TYPES[_w] = _t
+
+COUNTRIES = frozenset(
+    x.lower()
+    for x in """Afghanistan|Albania|Algeria|Andorra|Angola|Argentina|Armenia|Australia|Austria|Azerbaijan|
+Bahamas|Bahrain|Bangladesh|Barbados|Belarus|Belgium|Belize|Benin|Bhutan|Bolivia|Bosnia and Herzegovina|
+Botswana|Brazil|Brunei|Bulgaria|Burkina Faso|Burundi|Cambodia|Cameroon|Canada|Cape Verde|Chad|Chile|China|
+Colombia|Comoros|Congo|Costa Rica|Croatia|Cuba|Cyprus|Czech Republic|Czechia|Denmark|Djibouti|Dominica|
+Dominican Republic|East Timor|Ecuador|Egypt|El Salvador|England|Equatorial Guinea|Eritrea|Estonia|Eswatini|
+Ethiopia|Fiji|Finland|France|Gabon|Gambia|Georgia|Germany|Ghana|Greece|Grenada|Guatemala|Guinea|Guyana|
+Haiti|Honduras|Hungary|Iceland|India|Indonesia|Iran|Iraq|Ireland|Israel|Italy|Ivory Coast|Jamaica|Japan|
+Jordan|Kazakhstan|Kenya|Kiribati|Kosovo|Kuwait|Kyrgyzstan|Laos|Latvia|Lebanon|Lesotho|Liberia|Libya|
+Liechtenstein|Lithuania|Luxembourg|Madagascar|Malawi|Malaysia|Maldives|Mali|Malta|Mauritania|Mauritius|
+Mexico|Micronesia|Moldova|Monaco|Mongolia|Montenegro|Morocco|Mozambique|Myanmar|Burma|Namibia|Nauru|Nepal|
+Netherlands|New Zealand|Nicaragua|Niger|Nigeria|North Korea|North Macedonia|Norway|Oman|Pakistan|Palau|
+Palestine|Panama|Papua New Guinea|Paraguay|Peru|Philippines|Poland|Portugal|Qatar|Romania|Russia|Rwanda|
+Samoa|San Marino|Saudi Arabia|Scotland|Senegal|Serbia|Seychelles|Sierra Leone|Singapore|Slovakia|Slovenia|
+Solomon Islands|Somalia|South Africa|South Korea|South Sudan|Spain|Sri Lanka|Sudan|Suriname|Sweden|
+Switzerland|Syria|Taiwan|Tajikistan|Tanzania|Thailand|Togo|Tonga|Trinidad and Tobago|Tunisia|Turkey|
+Turkmenistan|Tuvalu|Uganda|Ukraine|United Arab Emirates|United Kingdom|UK|United States|USA|U.S.|
+United States of America|Uruguay|Uzbekistan|Vanuatu|Vatican City|Venezuela|Vietnam|Wales|Yemen|Zambia|
+Zimbabwe|Soviet Union|USSR|Yugoslavia|Czechoslovakia|Prussia|Hong Kong|Puerto Rico|Northern Ireland|
+Great Britain|Britain|Korea|West Germany|East Germany|Ottoman Empire|Holy Roman Empire""".replace(
+        "\n", ""
+    ).split("|")
+)
+
+US_STATES = frozenset(
+    x.lower()
+    for x in """Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|
+Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|
+Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|
+North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|
+Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming""".replace("\n", "").split(
+        "|"
+    )
+)
+
+
+def place_kind(name: str) -> str | None:
+    """``country`` or ``state`` for a known country / US state name, else None."""
+    low = name.lower().removeprefix("the ")
+    if low in COUNTRIES:
+        return "country"
+    if low in US_STATES:
+        return "state"
+    if low.endswith(" county"):
+        return "county"
+    return None
+
+
+_DEMONYMS = {
+    "afghan": "Afghanistan", "albanian": "Albania", "algerian": "Algeria", "american": "United States",
+    "argentine": "Argentina", "argentinian": "Argentina", "armenian": "Armenia", "australian": "Australia",
+    "austrian": "Austria", "azerbaijani": "Azerbaijan", "bangladeshi": "Bangladesh", "belarusian": "Belarus",
+    "belgian": "Belgium", "bolivian": "Bolivia", "bosnian": "Bosnia and Herzegovina", "brazilian": "Brazil",
+    "british": "United Kingdom", "bulgarian": "Bulgaria", "cambodian": "Cambodia", "cameroonian": "Cameroon",
+    "canadian": "Canada", "chilean": "Chile", "chinese": "China", "colombian": "Colombia",
+    "croatian": "Croatia", "cuban": "Cuba", "cypriot": "Cyprus", "czech": "Czech Republic", "danish": "Denmark",
+    "dutch": "Netherlands", "ecuadorian": "Ecuador", "egyptian": "Egypt", "english": "England",
+    "estonian": "Estonia", "ethiopian": "Ethiopia", "filipino": "Philippines", "finnish": "Finland",
+    "french": "France", "georgian": "Georgia", "german": "Germany", "ghanaian": "Ghana", "greek": "Greece",
+    "guatemalan": "Guatemala", "haitian": "Haiti", "hungarian": "Hungary", "icelandic": "Iceland",
+    "indian": "India", "indonesian": "Indonesia", "iranian": "Iran", "persian": "Iran", "iraqi": "Iraq",
+    "irish": "Ireland", "israeli": "Israel", "italian": "Italy", "jamaican": "Jamaica", "japanese": "Japan",
+    "jordanian": "Jordan", "kazakh": "Kazakhstan", "kenyan": "Kenya", "korean": "Korea",
+    "south korean": "South Korea", "north korean": "North Korea", "latvian": "Latvia", "lebanese": "Lebanon",
+    "libyan": "Libya", "lithuanian": "Lithuania", "luxembourgish": "Luxembourg", "malaysian": "Malaysia",
+    "maltese": "Malta", "mexican": "Mexico", "moldovan": "Moldova", "mongolian": "Mongolia",
+    "montenegrin": "Montenegro", "moroccan": "Morocco", "nepalese": "Nepal", "nepali": "Nepal",
+    "new zealand": "New Zealand", "nicaraguan": "Nicaragua", "nigerian": "Nigeria", "norwegian": "Norway",
+    "pakistani": "Pakistan", "palestinian": "Palestine", "panamanian": "Panama", "paraguayan": "Paraguay",
+    "peruvian": "Peru", "polish": "Poland", "portuguese": "Portugal", "romanian": "Romania",
+    "russian": "Russia", "saudi": "Saudi Arabia", "scottish": "Scotland", "senegalese": "Senegal",
+    "serbian": "Serbia", "singaporean": "Singapore", "slovak": "Slovakia", "slovenian": "Slovenia",
+    "south african": "South Africa", "soviet": "Soviet Union", "spanish": "Spain", "sri lankan": "Sri Lanka",
+    "sudanese": "Sudan", "swedish": "Sweden", "swiss": "Switzerland", "syrian": "Syria", "taiwanese": "Taiwan",
+    "tanzanian": "Tanzania", "thai": "Thailand", "tunisian": "Tunisia", "turkish": "Turkey",
+    "ugandan": "Uganda", "ukrainian": "Ukraine", "uruguayan": "Uruguay", "uzbek": "Uzbekistan",
+    "venezuelan": "Venezuela", "vietnamese": "Vietnam", "welsh": "Wales", "yemeni": "Yemen",
+    "yugoslav": "Yugoslavia", "zambian": "Zambia", "zimbabwean": "Zimbabwe", "prussian": "Prussia",
+    "bavarian": "Bavaria", "ottoman": "Ottoman Empire", "byzantine": "Byzantine Empire",
+    "roman": "Roman Empire", "puerto rican": "Puerto Rico", "northern irish": "Northern Ireland",
+    "hong kong": "Hong Kong", "qatari": "Qatar", "emirati": "United Arab Emirates", "kuwaiti": "Kuwait",
+    "burmese": "Myanmar", "macedonian": "North Macedonia", "bengali": "Bangladesh",
+    "costa rican": "Costa Rica", "dominican": "Dominican Republic", "salvadoran": "El Salvador",
+    "honduran": "Honduras", "trinidadian": "Trinidad and Tobago", "fijian": "Fiji", "samoan": "Samoa",
+    "tongan": "Tonga", "angolan": "Angola", "mozambican": "Mozambique", "namibian": "Namibia",
+    "botswanan": "Botswana", "malawian": "Malawi", "rwandan": "Rwanda", "somali": "Somalia",
+    "eritrean": "Eritrea", "malian": "Mali", "ivorian": "Ivory Coast", "beninese": "Benin", "togolese": "Togo",
+    "liberian": "Liberia", "gambian": "Gambia", "mauritanian": "Mauritania", "nigerien": "Niger",
+    "chadian": "Chad", "congolese": "Congo", "gabonese": "Gabon", "malagasy": "Madagascar",
+    "bahraini": "Bahrain", "omani": "Oman", "laotian": "Laos", "tibetan": "Tibet", "kyrgyz": "Kyrgyzstan",
+    "tajik": "Tajikistan", "turkmen": "Turkmenistan", "flemish": "Belgium", "catalan": "Spain",
+}  # fmt: skip
+
+
+def country_of_demonym(word: str) -> str | None:
+    """``Swedish`` -> ``Sweden``; None for groups that are not a country's people."""
+    return _DEMONYMS.get(word.lower().strip())

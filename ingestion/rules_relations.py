@@ -1,0 +1,678 @@
+"""Facts from a dependency parse, each with its questions in both directions.
+
+One generic pattern covers most sentence shapes: a predicate (a verb, a
+copula, an apposition) with a subject entity and a *path* to an object entity
+-- the object itself, a preposition and its object, or a describing noun and
+its preposition ("is the capital of", "was born in", "moved to", "was
+published by"). For every (subject, path, object) the rules write the question
+whose answer is the object ("Where was X born?", "Who published X?") and the
+one whose answer is the subject ("Who was born in Y?", "What was published by
+Y?"), choosing the wh-word from the answer's type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spacy.tokens import Doc, Token
+
+from .rules_entities import EntityTable
+from .rules_lexicon import (
+    ABSORBED_PREPS,
+    NOUN_TYPES,
+    RELATIVE_PRONOUNS,
+    country_of_demonym,
+    participle_of_past,
+    past_of_participle,
+    place_kind,
+)
+
+_SUBJ = {"nsubj", "nsubjpass"}
+_OBJ = {"dobj", "attr", "oprd", "dative"}
+_PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
+_ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
+_MAX_PHRASE = 5
+
+
+@dataclass
+class Question:
+    text: str
+    asked: list[str]  # entity keys named in the question
+    answers: list[str]
+
+
+@dataclass
+class Fact:
+    """A relation between entities (``vp``) with the questions it answers."""
+
+    subject: str
+    vp: str
+    questions: list[Question] = field(default_factory=list)
+
+
+@dataclass
+class _Path:
+    words: list[str]  # words between the predicate and the entity ("the capital of")
+    key: str
+    tok: Token
+    agent: bool = False
+    via_prep: bool = False  # the path starts at a preposition of the predicate
+    noun: Token | None = None  # the describing noun on the path, if any
+    count_noun: Token | None = None  # "1,200 stores": the counted noun
+
+
+class RelationRules:
+    """Runs the patterns over one parsed chunk whose entities are known."""
+
+    def __init__(self, doc: Doc, table: EntityTable) -> None:
+        self.doc = doc
+        self.t = table
+        self.facts: list[Fact] = []
+
+    # ------------------------------------------------------------------ entry
+    def run(self) -> list[Fact]:
+        for tok in self.doc:
+            if tok.dep_ == "appos":
+                self._apposition(tok)
+            elif self._is_predicate(tok):
+                self._predicate(tok)
+            if self.t.key_at(tok) and tok.pos_ == "PROPN":
+                self._located(tok)
+        return self.facts
+
+    def _located(self, tok: Token) -> None:
+        """``the Atbarah River in northeast Africa``: a place phrase attached to a named entity."""
+        key = self.t.key_at(tok)
+        if (
+            self.t.key_at(tok.head) == key
+            and tok.head.i != tok.i
+            or self.t.get(key).type in {"DATE", "NUMBER"}
+        ):
+            return
+        for prep in tok.children:
+            if prep.dep_ != "prep" or prep.lower_ not in {"in", "at", "near"}:
+                continue
+            for pobj in prep.children:
+                place = self.t.key_at(pobj) if pobj.dep_ == "pobj" else None
+                if place and place != key and self.t.get(place).type == "PLACE":
+                    name, where = self.t.get(key).name, self.t.get(place).name
+                    qs = [
+                        Question(f"Where is {name} located?", [key], [place]),
+                        Question(f"What is located in {where}?", [place], [key]),
+                    ]
+                    kind = place_kind(where)
+                    if kind:
+                        qs.append(Question(f"What {kind} is {name} in?", [key], [place]))
+                    self.facts.append(Fact(key, "is located in", qs))
+
+    @staticmethod
+    def _is_predicate(tok: Token) -> bool:
+        if tok.pos_ == "VERB":
+            return tok.dep_ in _PREDICATES
+        if tok.pos_ == "AUX" and tok.lemma_ == "be":
+            return tok.dep_ in _PREDICATES
+        return False
+
+    # ------------------------------------------------------------ resolution
+    def resolve(self, tok: Token, depth: int = 0) -> str | None:
+        """The entity a subject/object token stands for, if any."""
+        key = self.t.key_at(tok)
+        if key:
+            return key
+        if tok.pos_ == "PRON":
+            if tok.lower_ in RELATIVE_PRONOUNS:
+                return None
+            return self.t.resolve_pronoun(tok)
+        if depth > 2:
+            return None
+        if tok.dep_ == "appos":
+            return self.resolve(tok.head, depth + 1)
+        if tok.pos_ in {"NOUN", "PROPN"}:
+            for child in tok.children:  # "the journal X" / "the film Titanic"
+                if child.dep_ in {"appos", "compound"} and self.t.key_at(child) and child.i > tok.i:
+                    return self.t.key_at(child)
+            definite = self.t.resolve_definite(tok)
+            if definite:
+                return definite
+            if tok.dep_ == "attr" and tok.head.lemma_ == "be":  # "X is a journal [published by Y]"
+                subj, _passive = self.subject(tok.head, depth + 1)
+                return subj
+        return None
+
+    def subject(self, verb: Token, depth: int = 0) -> tuple[str | None, bool]:
+        """(subject entity key, passive?) of a predicate."""
+        passive = any(c.dep_ == "auxpass" for c in verb.children)
+        for child in verb.children:
+            if child.dep_ in _SUBJ:
+                if child.lower_ in RELATIVE_PRONOUNS and verb.dep_ == "relcl":
+                    return self.resolve(verb.head, depth + 1), passive
+                return self.resolve(child, depth + 1), passive
+        if depth > 3:
+            return None, passive
+        if verb.dep_ == "conj" and verb.head.pos_ in {"VERB", "AUX"}:
+            subj, head_passive = self.subject(verb.head, depth + 1)
+            return subj, passive or (head_passive and verb.tag_ == "VBN")
+        if verb.dep_ in {"acl", "relcl"} and verb.tag_ in {"VBN", "VBG"}:
+            governor = _participle_governor(verb.head)
+            if governor is not None and self.t.key_at(verb.head) and verb.lemma_ not in _ALIAS_VERBS:
+                # "directed by X, written by Y": the second participle modifies what the first does
+                subj, _p = self.subject(governor, depth + 1)
+                return subj, verb.tag_ == "VBN"
+            return self.resolve(verb.head, depth + 1), verb.tag_ == "VBN"
+        if verb.dep_ == "advcl" and verb.tag_ in {"VBN", "VBG"} and verb.head.pos_ in {"VERB", "AUX"}:
+            subj, _p = self.subject(verb.head, depth + 1)
+            return subj, verb.tag_ == "VBN"
+        if verb.dep_ == "xcomp" and verb.head.pos_ in {"VERB", "AUX"}:
+            subj, _p = self.subject(verb.head, depth + 1)
+            return subj, passive
+        return None, passive
+
+    # ----------------------------------------------------------------- paths
+    def paths(self, pred: Token) -> list[_Path]:
+        found: list[_Path] = []
+        for child in pred.children:
+            if child.dep_ in _OBJ:
+                found.extend(self._from_noun(child, []))
+            elif child.dep_ in {"prep", "agent"}:
+                for pobj in child.children:
+                    if pobj.dep_ == "pobj":
+                        for p in self._from_noun(pobj, [child.lower_]):
+                            p.agent = child.dep_ == "agent"
+                            p.via_prep = True
+                            found.append(p)
+        seen: set[str] = set()
+        unique = []
+        for p in found:  # one path per entity: the first (closest) one
+            if p.key not in seen:
+                seen.add(p.key)
+                unique.append(p)
+        return unique
+
+    def _from_noun(self, tok: Token, prefix: list[str], depth: int = 0) -> list[_Path]:
+        out: list[_Path] = []
+        members = [tok, *[c for c in tok.conjuncts if c.i > tok.i]]
+        for member in members:
+            key = self.t.key_at(member) or (self.resolve(member) if member.pos_ == "PRON" else None)
+            if key:
+                out.append(_Path(list(prefix), key, member))
+                for extra in self._co_places(member, key):  # "Nashville, Tennessee"
+                    out.append(_Path(list(prefix), extra, member))
+                continue
+            if not nominal(member) or depth >= 2:
+                continue
+            named = next(
+                (
+                    self.t.key_at(c)
+                    for c in member.children
+                    if c.dep_ == "appos" and c.i > member.i and self.t.key_at(c)
+                ),
+                None,
+            )
+            if named:  # "the American rock band Pearl Jam"
+                out.append(_Path(list(prefix), named, member))
+            words = noun_phrase(member, self.t)
+            if words is None:
+                continue
+            for child in member.children:
+                if (
+                    child.dep_ == "nummod"
+                    and self.t.key_at(child)
+                    and self.t.get(self.t.key_at(child)).type == "NUMBER"
+                ):
+                    out.append(_Path(list(prefix), self.t.key_at(child), child, count_noun=member))
+                elif child.dep_ == "prep":
+                    for pobj in child.children:
+                        if pobj.dep_ == "pobj":
+                            for p in self._from_noun(pobj, [*prefix, *words, child.lower_], depth + 1):
+                                p.noun = p.noun or member
+                                out.append(p)
+                elif child.dep_ == "poss" and self.t.key_at(child):
+                    out.append(
+                        _Path([*prefix, *_definite(words), "of"], self.t.key_at(child), child, noun=member)
+                    )
+        return out
+
+    def _co_places(self, tok: Token, key: str) -> list[str]:
+        if self.t.get(key).type != "PLACE":
+            return []
+        return [
+            k
+            for c in tok.children
+            if c.dep_ in {"appos", "npadvmod"}
+            and (k := self.t.key_at(c))
+            and k != key
+            and self.t.get(k).type == "PLACE"
+        ]
+
+    # ------------------------------------------------------------- predicates
+    def _predicate(self, pred: Token) -> None:
+        subj, passive = self.subject(pred)
+        copula = pred.lemma_ == "be"
+        if subj is None:
+            subj = self._noun_subject_reversal(pred)
+            if subj is None:
+                return
+        if copula:
+            self._describe(subj, pred)
+        vg = VerbGroup(pred, passive, self.doc)
+        context = self._context_object(pred, subj)
+        alias_verb = pred.lemma_ in _ALIAS_VERBS and (passive or pred.tag_ == "VBN")
+        for path in self.paths(pred):
+            if path.key == subj:
+                continue
+            ctx = context if context and context[1] != path.key and path.via_prep else None
+            if path.count_noun is not None:
+                self._count_fact(subj, vg, path)
+                continue
+            self._fact(subj, vg, path, ctx)
+            if alias_verb and not path.words[:-1] and path.words[-1:] in ([], ["as"]):
+                self.t.get(subj).add_alias(self.t.get(path.key).name)
+
+    def _noun_subject_reversal(self, pred: Token) -> str | None:
+        """``The editor-in-chief is Jane Doe``: the attribute entity is the one described."""
+        if pred.lemma_ != "be":
+            return None
+        subj_tok = next((c for c in pred.children if c.dep_ == "nsubj"), None)
+        attr = next((c for c in pred.children if c.dep_ == "attr"), None)
+        if subj_tok is None or attr is None or subj_tok.pos_ != "NOUN":
+            return None
+        key = self.t.key_at(attr)
+        if not key:
+            return None
+        words = noun_phrase(subj_tok, self.t)
+        if not words:
+            return None
+        of_target = None
+        for child in subj_tok.children:
+            if child.dep_ == "prep" and child.lower_ == "of":
+                of_target = next(
+                    (self.t.key_at(g) for g in child.children if g.dep_ == "pobj" and self.t.key_at(g)), None
+                )
+            elif child.dep_ == "poss":
+                of_target = self.t.key_at(child) or (self.resolve(child) if child.pos_ == "PRON" else None)
+        if of_target is None:
+            of_target = self.t.title()
+        if of_target is None or of_target == key:
+            return None
+        role = " ".join(w for w in words if w.lower() not in {"the", "a", "an"})
+        self.t.get(key).add_role(role)
+        rec, tgt = self.t.get(key), self.t.get(of_target)
+        phrase = " ".join(_definite(words))
+        wh = _wh_subject(rec.type)
+        self.facts.append(
+            Fact(
+                key,
+                f"{pred.text} {phrase} of",
+                [
+                    Question(f"{wh} {pred.text} {phrase} of {tgt.name}?", [of_target], [key]),
+                    Question(f"What {pred.text} {rec.name} {phrase} of?", [key], [of_target]),
+                ],
+            )
+        )
+        return None
+
+    def _context_object(self, pred: Token, subj: str) -> tuple[str, str | None] | None:
+        """The direct object, as words for a prepositional question ("When did X win <the prize>?")."""
+        for child in pred.children:
+            if child.dep_ == "dobj":
+                key = self.t.key_at(child)
+                if key and key != subj:
+                    return self.t.get(key).name, key
+                words = noun_phrase(child, self.t)
+                if words and len(words) <= 4 and child.pos_ == "NOUN":
+                    return " ".join(words), None
+        return None
+
+    def _fact(self, subj: str, vg: VerbGroup, path: _Path, ctx: tuple[str, str | None] | None) -> None:
+        s, o = self.t.get(subj), self.t.get(path.key)
+        words = list(path.words)
+        ctx_words = [ctx[0]] if ctx else []
+        ctx_keys = [ctx[1]] if ctx and ctx[1] else []
+        if path.noun is None and vg.copula and not words:
+            # "X is Y" between two entities: an identity / naming
+            if s.type != o.type and "THING" not in {s.type, o.type} and o.type != "NUMBER":
+                return
+            self.facts.append(
+                Fact(
+                    subj,
+                    f"{vg.surface} {o.name}",
+                    [Question(f"What {vg.surface} {s.name}?", [subj], [path.key])],
+                )
+            )
+            return
+        # question whose answer is the object
+        wh, absorbed = _wh_object(o.type, words, path.noun is not None)
+        if words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
+            wh = "What"  # "What is X known as?"
+        tail = words[:-1] if absorbed else words
+        if path.agent and not path.noun and vg.active_past():
+            q_obj = f"{_wh_agent(o.type)} {vg.active_past()} {s.name}?"
+        else:
+            q_obj = f"{wh} {vg.inverted(s.name, [*ctx_words, *tail])}?"
+        # question whose answer is the subject
+        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words])} {o.name}?"
+        vp = _join([vg.surface, *ctx_words, *words])
+        questions = [
+            Question(q_obj, [subj, *ctx_keys], [path.key]),
+            Question(q_subj, [path.key, *ctx_keys], [subj]),
+        ]
+        if o.type == "PLACE" and absorbed and words[-1:] == ["in"] and not path.noun:
+            kind = place_kind(o.name)
+            if kind:
+                clause = vg.inverted(s.name, [*ctx_words, *tail, "in"])
+                questions.append(Question(f"What {kind} {clause}?", [subj, *ctx_keys], [path.key]))
+        self.facts.append(Fact(subj, vp, questions))
+
+    def _count_fact(self, subj: str, vg: VerbGroup, path: _Path) -> None:
+        s, n = self.t.get(subj), self.t.get(path.key)
+        noun = path.count_noun.text if path.count_noun is not None else "things"
+        words = [w for w in path.words]
+        q_num = f"How many {noun} {vg.inverted(s.name, words)}?"
+        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join(words)} {n.name} {noun}?"
+        self.facts.append(
+            Fact(
+                subj,
+                _join([vg.surface, *words, noun]),
+                [Question(q_num, [subj], [path.key]), Question(q_subj, [path.key], [subj])],
+            )
+        )
+
+    # ------------------------------------------------------------ appositions
+    def _apposition(self, tok: Token) -> None:
+        head = tok.head
+        head_key = self.resolve(head) if head.pos_ != "NOUN" else self.t.key_at(head)
+        tok_key = self.t.key_at(tok)
+        if head_key and tok_key and head_key != tok_key:
+            h, a = self.t.get(head_key), self.t.get(tok_key)
+            if h.type == "PLACE" and a.type == "PLACE":
+                qs = [Question(f"Where is {h.name} located?", [head_key], [tok_key])]
+                kind = place_kind(a.name)
+                if kind:
+                    qs.append(Question(f"What {kind} is {h.name} in?", [head_key], [tok_key]))
+                qs.append(Question(f"What place is located in {a.name}?", [tok_key], [head_key]))
+                self.facts.append(Fact(head_key, "is located in", qs))
+            elif h.type == a.type or "THING" in {h.type, a.type} and len(a.name.split()) > 1:
+                h.add_alias(a.name)
+                self.facts.append(
+                    Fact(
+                        head_key,
+                        "is also known as",
+                        [
+                            Question(f"What is {h.name} also known as?", [head_key], [tok_key]),
+                            Question(
+                                f"{_wh_subject(h.type)} is also known as {a.name}?", [tok_key], [head_key]
+                            ),
+                        ],
+                    )
+                )
+            return
+        if head_key and not tok_key and tok.pos_ == "NOUN":
+            # "Karl Renner, the chancellor of Austria": a description of the head entity
+            self._describe_noun(head_key, tok, "is")
+            vg = _CopulaGroup(self._tense_word(tok))
+            for path in self._from_noun(tok, []):
+                if path.key != head_key:
+                    if path.count_noun is None:
+                        self._fact(head_key, vg, path, None)
+            return
+        if tok_key and head.pos_ == "NOUN" and not self.t.key_at(head):
+            # "his wife, Mary": the appositive entity is described by the head noun
+            self._describe_noun(tok_key, head, "is")
+            vg = _CopulaGroup(self._tense_word(head))
+            for path in self._from_noun(head, []):
+                if path.key != tok_key and path.count_noun is None:
+                    self._fact(tok_key, vg, path, None)
+
+    def _tense_word(self, tok: Token) -> str:
+        root = tok.sent.root
+        past = root.tag_ in {"VBD", "VBN"} or any(
+            c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"}
+        )
+        return "was" if past else "is"
+
+    # ------------------------------------------------------------ descriptions
+    def _describe(self, subj: str, pred: Token) -> None:
+        for child in pred.children:
+            if child.dep_ == "attr" and nominal(child) and child.pos_ != "PROPN" and not self.t.key_at(child):
+                self._describe_noun(subj, child, pred.lower_)
+                self._instance_of(subj, child, VerbGroup(pred, False, self.doc))
+
+    def _instance_of(self, subj: str, noun: Token, vg: VerbGroup) -> None:
+        """``X is a Boeing B-29 bomber`` -> "What is X?" answered by the class "Boeing B-29 bomber"."""
+        if any(c.dep_ == "poss" or c.dep_ == "prep" and c.lower_ == "of" for c in noun.children):
+            return  # "the capital of France" is a relation, not a class
+        words = class_phrase(noun, self.t)
+        if not words:
+            return
+        key = self.t.add_entity(" ".join(words), "THING", noun.i)
+        if key and key != subj:
+            rec = self.t.get(subj)
+            q = Question(f"What {vg.inverted(rec.name, [])}?", [subj], [key])
+            self.facts.append(Fact(subj, f"{vg.surface} a", [q]))
+
+    def _describe_noun(self, subj: str, noun: Token, be: str) -> None:
+        """Role and states from "X is an American actor" / "a 1974 single"; NORP and DATE modifiers get QAs."""
+        rec = self.t.get(subj)
+        states: list[str] = []
+        role_words: list[str] = []
+        for child in noun.children:
+            if child.i > noun.i or child.dep_ not in {"amod", "compound", "nummod", "npadvmod"}:
+                continue
+            key = self.t.key_at(child)
+            if key and key != subj:
+                mod = self.t.get(key)
+                states.append(mod.name)
+                if mod.type == "NORP":
+                    q = (
+                        f"What nationality is {rec.name}?"
+                        if rec.type == "PERSON"
+                        else f"What is the origin of {rec.name}?"
+                    )
+                    qs = [Question(q, [subj], [key])]
+                    country = country_of_demonym(mod.name)
+                    if country:
+                        ckey = self.t.add_entity(country, "PLACE", child.i)
+                        if ckey and ckey != subj:
+                            self.t.get(ckey).add_alias(mod.name)
+                            qs.append(Question(f"What country is {rec.name} from?", [subj], [ckey]))
+                    self.facts.append(Fact(subj, f"{be} {mod.name}", qs))
+                elif mod.type == "DATE":
+                    self.facts.append(
+                        Fact(
+                            subj,
+                            f"{be} a {mod.name} {noun.text}",
+                            [Question(f"What year is the {noun.text} {rec.name} from?", [subj], [key])],
+                        )
+                    )
+                elif mod.type in {"PLACE", "ORG", "PERSON"}:
+                    q = f"{'Who' if mod.type == 'PERSON' else 'What'} is {rec.name} a {noun.text} of?"
+                    self.facts.append(
+                        Fact(subj, f"{be} a {mod.name} {noun.text}", [Question(q, [subj], [key])])
+                    )
+            elif child.dep_ == "compound":
+                role_words.append(child.text.lower())
+            elif child.pos_ == "ADJ" or child.tag_ == "VBN":
+                states.append(child.text.lower())
+        role = " ".join([*role_words, noun.text.lower()])
+        rec.add_role(role, states)
+        noun_type = NOUN_TYPES.get(noun.lemma_.lower())
+        if noun_type and (rec.type == "THING" or subj == self.t.title_key and not self.t.title_hint_type):
+            rec.type = noun_type
+
+
+class VerbGroup:
+    """The verb of a predicate with its auxiliaries, able to ask questions around it."""
+
+    def __init__(self, pred: Token, passive: bool, doc: Doc) -> None:
+        self.pred = pred
+        self.passive = passive
+        self.copula = pred.lemma_ == "be"
+        self.aux = [c.lower_ for c in pred.children if c.dep_ in {"aux", "auxpass", "neg"} and c.i < pred.i]
+        self.particles = [c.lower_ for c in pred.children if c.dep_ == "prt"]
+        self.verb = pred.lower_ if pred.pos_ in {"VERB", "AUX"} else pred.text
+        self.synthetic = False
+        self.tag = pred.tag_
+        if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in {"acl", "advcl", "relcl", "conj"}:
+            root = pred.sent.root
+            past = root.tag_ in {"VBD"} or any(
+                c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"}
+            )
+            if pred.tag_ == "VBN" and passive:
+                self.aux = ["was" if past else "is"]
+                self.synthetic = True
+            elif pred.tag_ == "VBG":  # "a film starring X" -> "stars" / "does ... star"
+                self.tag = "VBD" if past else "VBZ"
+                self.verb = _finite(pred.lemma_, self.tag)
+        self.surface = _join([*self.aux, self.verb, *self.particles])
+
+    def inverted(self, subject: str, tail: list[str]) -> str:
+        """The clause with the subject after the first auxiliary: ``was X born in``."""
+        pred = self.pred
+        if self.copula and not self.aux:
+            return _join([self.verb, subject, *tail])
+        if self.aux:
+            return _join([self.aux[0], subject, *self.aux[1:], self.verb, *self.particles, *tail])
+        do = {"VBD": "did", "VBZ": "does", "VBP": "do"}.get(self.tag, "did")
+        return _join([do, subject, pred.lemma_, *self.particles, *tail])
+
+    def active_past(self) -> str | None:
+        """``was directed`` -> ``directed``: the active form for agent questions."""
+        if not self.passive or self.pred.tag_ != "VBN":
+            return None
+        if not self.synthetic and any(a in {"is", "are", "has", "have", "not", "n't"} for a in self.aux):
+            return None
+        return _join([past_of_participle(self.pred.lower_), *self.particles])
+
+
+class _CopulaGroup(VerbGroup):
+    """A copula supplied for appositions ("X, the chancellor of Y" -> "X was the chancellor of Y")."""
+
+    def __init__(self, be: str) -> None:  # noqa: D107 - no spaCy token behind it
+        self.pred = None
+        self.copula = True
+        self.passive = False
+        self.aux = []
+        self.particles = []
+        self.be = be
+        self.surface = be
+
+    def inverted(self, subject: str, tail: list[str]) -> str:
+        return _join([self.be, subject, *tail])
+
+    def active_past(self) -> str | None:
+        return None
+
+
+def noun_phrase(noun: Token, table: EntityTable) -> list[str] | None:
+    """Compact words of a describing noun ("the first president"), or None if it names an entity."""
+    words: list[tuple[int, str]] = [(noun.i, noun.text)]
+    for child in noun.children:
+        if child.i > noun.i:
+            continue
+        if table.key_at(child):
+            continue
+        if child.dep_ in {"det", "amod", "compound", "nummod"} and child.dep_ != "poss":
+            if child.dep_ == "amod" and any(g.dep_ in {"npadvmod", "advmod"} for g in child.children):
+                words.append((child.i, child.text))
+            else:
+                words.append((child.i, child.text))
+    words.sort()
+    out = [w for _i, w in words]
+    if len(out) > _MAX_PHRASE:
+        out = [w for w in out[:1] if w.lower() in {"the", "a", "an"}] + out[-2:]
+    return out
+
+
+def _participle_governor(noun: Token) -> Token | None:
+    """The participle (acl/advcl/conj VBN or VBG) whose object or agent ``noun`` is, if any."""
+    tok = noun
+    while tok.dep_ == "conj":
+        tok = tok.head
+    if tok.dep_ == "pobj" and tok.head.dep_ in {"agent", "prep"}:
+        verb = tok.head.head
+    elif tok.dep_ == "dobj":
+        verb = tok.head
+    else:
+        return None
+    if verb.tag_ in {"VBN", "VBG"} and verb.dep_ in {"acl", "advcl", "conj", "relcl"}:
+        return verb
+    return None
+
+
+def nominal(tok: Token) -> bool:
+    """A noun-like token (spaCy tags "a 1974 single" as an adjective)."""
+    if tok.pos_ in {"NOUN", "PROPN", "NUM"}:
+        return True
+    return (
+        tok.pos_ == "ADJ"
+        and tok.dep_ in {"attr", "dobj", "pobj", "appos"}
+        and any(c.dep_ == "det" for c in tok.children)
+    )
+
+
+def class_phrase(noun: Token, table: EntityTable) -> list[str] | None:
+    """The class a description names, without article, dates or nationality: "rock band"."""
+    left = [c for c in noun.subtree if c.i < noun.i and c.i >= noun.left_edge.i]
+    words: list[str] = []
+    for tok in left:
+        key = table.key_at(tok)
+        if tok.dep_ in {"det", "poss", "case", "punct", "cc", "conj", "predet", "advmod"} and tok.text != "-":
+            continue
+        if key and table.get(key).type in {"DATE", "NUMBER", "NORP"}:
+            continue
+        if tok.pos_ in {"NUM", "ADV"} or tok.tag_ == "POS":
+            continue
+        words.append(tok.text)
+    words.append(noun.text)
+    text = " ".join(words).replace(" - ", "-").replace(" -", "-").replace("- ", "-")
+    words = text.split()
+    if len(words) > _MAX_PHRASE:
+        words = words[-_MAX_PHRASE:]
+    return words
+
+
+def _finite(lemma: str, tag: str) -> str:
+    if tag == "VBD":
+        return lemma + ("d" if lemma.endswith("e") else "ed")
+    if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return lemma + "es"
+    if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _definite(words: list[str]) -> list[str]:
+    if words and words[0].lower() in {"a", "an", "the", "his", "her", "its", "their"}:
+        return ["the", *words[1:]]
+    return ["the", *words]
+
+
+def _wh_agent(etype: str) -> str:
+    return "Who" if etype in {"PERSON", "ORG", "THING", "NORP"} else "What"
+
+
+def _wh_subject(etype: str) -> str:
+    return "Who" if etype == "PERSON" else "What"
+
+
+def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]:
+    """(wh-word, whether the last preposition is absorbed by it)."""
+    last = words[-1] if words else ""
+    if etype == "DATE" and not via_noun:
+        return "When", last in ABSORBED_PREPS | {"from"} - {"from"}
+    if etype == "PLACE" and not via_noun and (last in ABSORBED_PREPS or last in {"to", "from"}):
+        return "Where", last in ABSORBED_PREPS
+    if etype == "PERSON":
+        return "Who", False
+    return "What", False
+
+
+def _join(words: list[str]) -> str:
+    return " ".join(w for w in words if w).replace(" 's", "'s").strip()
+
+
+def participle(pred: Token) -> str:
+    """The past participle of a predicate, for passive questions."""
+    if pred.tag_ == "VBN":
+        return pred.text
+    return participle_of_past(pred.text) if pred.tag_ == "VBD" else pred.text

@@ -1,0 +1,112 @@
+"""Text clean-up before parsing, and the life dates hidden in parentheses.
+
+Parenthetical asides ("Tennessee (i/tɛnᵻˈsiː/) (Cherokee: ...) is a state",
+"Teutberga( died 11 November 875) was ...") wreck a small dependency parser,
+so they are cut out of the text that gets parsed. The few that carry facts --
+birth and death dates and places -- are read here with plain patterns and
+returned as :class:`LifeFact` anchored at the character offset where the
+aside was, so the extractor can attach them to the entity just before it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_DATE = (
+    rf"(?:(?:c\.|ca\.|circa|about|before|after)\s*)?"
+    rf"(?:(?:\d{{1,2}}\s+{_MONTH}|{_MONTH}\s+\d{{1,2}},?|{_MONTH})\s+)?"
+    rf"\d{{3,4}}(?:\s*(?:BC|BCE|AD|CE)\b)?"
+)
+_PLACE = r"[A-Z][\w.'’-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w.'’-]*)*(?:,\s*[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*)*"
+_EVENT_RE = re.compile(
+    rf"\b(?P<kind>born|b\.|died|d\.)\s*"
+    rf"(?:(?:in|at)\s+(?P<place1>{_PLACE})\s*,?\s*)?"
+    rf"(?:(?:on|in)\s+)?(?P<date>{_DATE})?"
+    rf"(?:\s*,?\s*(?:in|at)\s+(?P<place>{_PLACE}))?"
+)
+_RANGE_RE = re.compile(rf"^\s*(?P<a>{_DATE})?\s*[–—-]+\s*(?P<b>{_DATE})\s*$")
+
+
+@dataclass(frozen=True)
+class LifeFact:
+    """``born``/``died`` with a date and/or place, found in an aside at ``offset``."""
+
+    offset: int
+    kind: str  # "born" or "died"
+    date: str | None
+    place: str | None
+
+
+def clean_text(text: str) -> tuple[str, list[LifeFact]]:
+    """The text to parse (asides removed, spacing repaired) and the life facts of its asides."""
+    text = text.replace("``", '"').replace("''", '"')
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"(\w)- (\w)", r"\1-\2", text)  # "half- brother" -> "half-brother"
+    text = re.sub(r"([a-z]) - ([a-z])", r"\1-\2", text)  # "employee - owned" -> "employee-owned"
+    out: list[str] = []
+    facts: list[LifeFact] = []
+    depth = 0
+    start = 0
+    buf_start = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            if depth == 0:
+                out.append(text[buf_start:i])
+                start = i + 1
+            depth += 1
+        elif ch in ")]" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                anchor = len("".join(out).rstrip())
+                facts.extend(_life_facts(text[start:i], anchor))
+                buf_start = i + 1
+    if depth == 0:
+        out.append(text[buf_start:])
+    else:  # unbalanced: keep the rest as it is
+        out.append(text[start - 1 :])
+    cleaned = "".join(out)
+    cleaned = re.sub(r"\s+([,.;:])", r"\1", cleaned)
+    cleaned = re.sub(r"\s+", " ", cleaned).strip()
+    # offsets were taken on the text before the last squeeze; recompute them against the cleaned text
+    return cleaned, _realign(facts, "".join(out), cleaned)
+
+
+def _realign(facts: list[LifeFact], raw: str, cleaned: str) -> list[LifeFact]:
+    if not facts or raw == cleaned:
+        return facts
+    mapping: list[int] = []
+    j = 0
+    for i in range(len(raw) + 1):
+        mapping.append(j)
+        if i < len(raw) and j < len(cleaned) and raw[i] == cleaned[j]:
+            j += 1
+    return [LifeFact(mapping[min(f.offset, len(raw))], f.kind, f.date, f.place) for f in facts]
+
+
+def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
+    inner = inner.strip()
+    found: list[LifeFact] = []
+    for m in _EVENT_RE.finditer(inner):
+        kind = "born" if m.group("kind").startswith("b") else "died"
+        date = m.group("date")
+        place = m.group("place") or m.group("place1")
+        if date or place:
+            found.append(LifeFact(anchor, kind, date.strip() if date else None, _trim_place(place)))
+    if found:
+        return found
+    for part in inner.split(";"):
+        m = _RANGE_RE.match(part)
+        if m:
+            born = [LifeFact(anchor, "born", m.group("a").strip(), None)] if m.group("a") else []
+            return [*born, LifeFact(anchor, "died", m.group("b").strip(), None)]
+    return []
+
+
+def _trim_place(place: str | None) -> str | None:
+    if not place:
+        return None
+    place = place.strip().rstrip(",.")
+    # "Paris, France" stays; a trailing date or verb is cut by the pattern already
+    return place or None

