@@ -153,6 +153,7 @@ class Ingestor:
                 payload={"doc_id": r.doc_id, "chunk_id": r.chunk_id, "verb_phrase_id": r.verb_phrase_id,
                          "question": r.question, "question_entity_ids": r.question_entity_ids,
                          "answer_entity_ids": r.answer_entity_ids, "answer_names": r.answer_names,
+                         "answer_types": r.answer_types,
                          "embedder": self.embedder.name},
             )  # fmt: skip
             for r, vec in zip(records, vectors, strict=True)

@@ -39,6 +39,7 @@ class QARecord:
     question_entity_ids: list[str]
     answer_entity_ids: list[str]
     answer_names: list[str]
+    answer_types: list[str]
 
 
 @dataclass
@@ -92,10 +93,12 @@ def build_rows(
 def _add_gsw(rows: BatchRows, chunk: Chunk, gsw: GSW, resolver: EntityResolver, seen: set[str]) -> None:
     global_ids: dict[str, str] = {}
     names: dict[str, str] = {}
+    types: dict[str, str] = {}
     for entity in gsw.entities:
         gid, key = resolver.resolve(entity.name, entity.aliases)
         global_ids[entity.id] = gid
         names[gid] = entity.name
+        types[gid] = entity.type
         if gid not in seen:
             seen.add(gid)
             rows.entities.append({"id": gid, "name": entity.name, "normalized_name": key, "type": entity.type})
@@ -130,6 +133,7 @@ def _add_gsw(rows: BatchRows, chunk: Chunk, gsw: GSW, resolver: EntityResolver, 
                 id=qa_id, question=qa.question, doc_id=chunk.doc_id, chunk_id=chunk.id,
                 verb_phrase_id=f"{chunk.id}/{qa.verb_phrase_id}", question_entity_ids=question_ids,
                 answer_entity_ids=answer_ids, answer_names=[names[a] for a in answer_ids],
+                answer_types=[types[a] for a in answer_ids],
             )
         )  # fmt: skip
 

@@ -268,6 +268,35 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
             )
 
 
+# ------------------------------------------------------------------- ask
+@main.command()
+@click.argument("question")
+@click.option("--trace", is_flag=True, help="Show each hop's candidates, kept and pruned beams.")
+@click.option("--decomposition", "decomposition_json", help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].')
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@pass_context
+@friendly_errors
+def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool) -> None:
+    """Answer QUESTION from memory (chain beam search over QA pairs)."""
+    from engramdb.platform.errors import InputError
+    from engramdb.platform.memory import Memory
+
+    decomposition = None
+    if decomposition_json:
+        try:
+            decomposition = json.loads(decomposition_json)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--decomposition is not valid JSON: {exc.msg}") from exc
+    with Memory(settings=ctx.settings()) as memory:
+        result = memory.ask(question, decomposition=decomposition, trace=trace)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    from engramdb.retrieval.render import render_result
+
+    render_result(console, result, trace=trace)
+
+
 # ---------------------------------------------------------- config/doctor
 @main.group()
 def config() -> None:

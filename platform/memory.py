@@ -23,7 +23,9 @@ from engramdb.platform.vectors import VectorStore, open_vector_store
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
     from engramdb.ingestion.pipeline import DeleteReport, Ingestor, IngestReport, ProgressCallback
-
+    from engramdb.retrieval.ask import Asker, AskRecipe
+    from engramdb.retrieval.decomposition import Decomposition
+    from engramdb.retrieval.results import AskResult
 
 
 class Memory:
@@ -63,7 +65,42 @@ class Memory:
             batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
         )  # fmt: skip
 
+    @cached_property
+    def asker(self) -> Asker:
+        return self.make_asker()
+
+    def make_asker(self, recipe: AskRecipe | None = None) -> Asker:
+        """An Asker wired to this memory: LLM decomposition/answers and Voyage reranking when configured."""
+        from engramdb.platform.llm import make_chat_model
+        from engramdb.retrieval.answering import LLMAnswerer
+        from engramdb.retrieval.ask import Asker
+        from engramdb.retrieval.decomposition import LLMDecomposer
+        from engramdb.retrieval.rerankers import OfflineReranker, VoyageReranker
+
+        model = make_chat_model(self.settings)
+        key = self.settings.voyage_api_key
+        reranker = VoyageReranker(key.get_secret_value()) if key and key.get_secret_value() else OfflineReranker()
+        return Asker(
+            self.graph, self.vectors, self.embedder, reranker,
+            decomposer=LLMDecomposer(model) if model else None,
+            answerer=LLMAnswerer(model) if model else None,
+            recipe=recipe,
+        )  # fmt: skip
+
     # Operations -------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | list[list[str]] | None = None,
+        trace: bool = False,
+    ) -> AskResult:
+        """Answer from memory: decomposition, chain beam search over QA pairs, a grounded answer or N/A."""
+        from engramdb.ingestion.pipeline import QA_COLLECTION
+
+        self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
+        return self.asker.ask(question, decomposition, trace=trace)
+
     def ingest(
         self,
         source: str | Path | Document | dict[str, Any] | Iterable[Document | dict[str, Any] | str],
@@ -108,6 +145,7 @@ class Memory:
             del self.__dict__["driver"]
             self.__dict__.pop("graph", None)
         self.__dict__.pop("ingestor", None)
+        self.__dict__.pop("asker", None)
         if "vectors" in self.__dict__:
             self.vectors.close()
             del self.__dict__["vectors"]

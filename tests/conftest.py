@@ -66,7 +66,30 @@ def graph(driver, namespace: str, settings: Settings):
 
 
 @pytest.fixture
-def isolated_settings(tmp_path: Path) -> Settings:
-    """Settings with a private data home (own embedded Qdrant) sharing the session's Neo4j."""
-    base = Settings()
-    return base.model_copy(update={"home": tmp_path / "home", "neo4j_lib_dir": base.neo4j_jars})
+def isolated_settings(tmp_path: Path, neo4j_server: LocalNeo4j, settings: Settings) -> Settings:
+    """Settings with a private data home (own embedded Qdrant, caches) that reach the
+    session's Neo4j as a configured server instead of starting one of their own."""
+    from pydantic import SecretStr
+
+    return settings.model_copy(
+        update={
+            "home": tmp_path / "home",
+            "neo4j_uri": neo4j_server.bolt_uri,
+            "neo4j_password": SecretStr(neo4j_server.password()),
+        }
+    )
+
+
+@pytest.fixture
+def memory(isolated_settings: Settings, namespace: str):
+    from engramdb.platform.memory import Memory
+
+    mem = Memory(namespace=namespace, settings=isolated_settings)
+    yield mem
+    mem.close()
+
+
+def musique_passages(n: int) -> list[dict]:
+    import json
+
+    return json.loads((SHARED / "data" / "musique" / "corpus.json").read_text())[:n]

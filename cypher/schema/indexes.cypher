@@ -13,6 +13,8 @@ CREATE INDEX qa_namespace IF NOT EXISTS FOR ()-[r:QA]-() ON (r.namespace);
 CREATE INDEX qa_document IF NOT EXISTS FOR ()-[r:QA]-() ON (r.doc_id);
 CREATE INDEX qa_id IF NOT EXISTS FOR ()-[r:QA]-() ON (r.id);
 // The BM25 entity index (Panini's sparse half): name, aliases, roles and states.
-CREATE FULLTEXT INDEX entity_text IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text];
+// `namespace` is indexed too so a search can be restricted to one namespace
+// inside Lucene (see traversals/entity_bm25.cypher).
+CREATE FULLTEXT INDEX entity_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text, n.namespace];
 // Wait until every index is online before the first query uses it.
 CALL db.awaitIndexes(300);

@@ -1,0 +1,127 @@
+"""One hop's candidate QA pairs: entity BM25 → attached QA pairs, plus dense QA search.
+
+This is Panini's dual index at work. The sparse side asks Neo4j's full-text
+(Lucene BM25) index for entities matching the sub-question and collects the
+QA pairs whose questions name them; when the hop's input entity is already
+known (the previous hop's answer), its QA pairs are collected directly. The
+dense side searches the QA vectors in Qdrant. Candidates are merged by QA id,
+and every candidate gets its dense similarity to the sub-question (stored
+vectors, no re-embedding), which the reranker uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from engramdb.platform.graph import Graph
+from engramdb.platform.vectors import VectorStore
+from engramdb.retrieval.results import QACandidate
+
+QA_COLLECTION = "qa"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = frozenset(
+    "a an the of in on at to for by with from and or but is are was were be been being do does did what who whom "
+    "whose which when where why how many much that this these those it its as into than then there their they he "
+    "she his her him i you we our your not no yes".split()
+)
+
+
+def lucene_query(text: str, namespace: str) -> str | None:
+    """A safe Lucene query for the entity index: plain word terms only, namespace required.
+
+    Only ``[A-Za-z0-9]`` words reach Lucene, so no user text can form query
+    syntax; returns None when the text has no searchable words.
+    """
+    words = [w.lower() for w in _WORD.findall(text)]
+    terms = [w for w in dict.fromkeys(words) if w not in _STOP]
+    if not terms:
+        return None
+    group = " ".join(terms)
+    ns_terms = " ".join(w.lower() for w in _WORD.findall(namespace)) or namespace.lower()
+    fields = f"name:({group})^2 aliases_text:({group})^2 roles_text:({group}) states_text:({group})"
+    return f'+namespace:"{ns_terms}" +({fields})'
+
+
+@dataclass(frozen=True)
+class HopSettings:
+    entity_top_k: int = 20  # BM25 entities per hop (paper default)
+    qa_per_entity: int = 40  # QA pairs collected per entity
+    dense_top_k: int = 30  # dense QA hits per hop
+
+
+class HopRetriever:
+    """Collects the candidate QA pairs for one instantiated sub-question."""
+
+    def __init__(self, graph: Graph, vectors: VectorStore, settings: HopSettings | None = None) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.settings = settings or HopSettings()
+
+    def entities(self, text: str) -> list[dict[str, Any]]:
+        query = lucene_query(text, self.graph.namespace)
+        if query is None:
+            return []
+        return self.graph.read("traversals/entity_bm25", lucene=query, limit=self.settings.entity_top_k)
+
+    def retrieve(
+        self, query: str, query_vector: np.ndarray, input_entity_ids: Sequence[str] = ()
+    ) -> list[QACandidate]:
+        merged: dict[str, QACandidate] = {}
+        bm25 = {row["id"]: row["score"] for row in self.entities(query)}
+        graph_ids = list(dict.fromkeys([*input_entity_ids, *bm25]))
+        if graph_ids:
+            rows = self.graph.read(
+                "traversals/qa_pairs_of_entities", entity_ids=graph_ids,
+                limit=self.settings.qa_per_entity * len(graph_ids), per_entity=self.settings.qa_per_entity,
+            )  # fmt: skip
+            for row in rows:
+                via = "entity" if row["via_entity"] in input_entity_ids else "bm25"
+                cand = _from_row(row, bm25.get(row["via_entity"]), via)
+                merged[cand.qa_id] = _merge(merged.get(cand.qa_id), cand)
+        for hit in self.vectors.search(
+            QA_COLLECTION, self.graph.namespace, query_vector, self.settings.dense_top_k
+        ):
+            cand = _from_payload(hit.key, hit.payload, hit.score)
+            merged[cand.qa_id] = _merge(merged.get(cand.qa_id), cand)
+        missing = [qa_id for qa_id, c in merged.items() if c.dense_score is None]
+        if missing:
+            stored = self.vectors.get_vectors(QA_COLLECTION, self.graph.namespace, missing)
+            for qa_id, vec in stored.items():
+                merged[qa_id] = replace(merged[qa_id], dense_score=float(np.dot(vec, query_vector)))
+        return list(merged.values())
+
+
+def _from_row(row: dict[str, Any], bm25: float | None, via: str) -> QACandidate:
+    return QACandidate(
+        qa_id=row["qa_id"], question=row["question"], answer_ids=tuple(row["answer_ids"]),
+        answer_names=tuple(row["answer_names"]), answer_types=tuple(row["answer_types"]),
+        question_entity_ids=tuple(row["question_entity_ids"]), doc_id=row["doc_id"], chunk_id=row["chunk_id"],
+        verb_phrase=row["verb_phrase"] or "", bm25_score=bm25, via=(via,),
+    )  # fmt: skip
+
+
+def _from_payload(key: str, p: dict[str, Any], score: float) -> QACandidate:
+    return QACandidate(
+        qa_id=key, question=p["question"], answer_ids=tuple(p["answer_entity_ids"]),
+        answer_names=tuple(p["answer_names"]), answer_types=tuple(p.get("answer_types") or ()),
+        question_entity_ids=tuple(p["question_entity_ids"]), doc_id=p["doc_id"], chunk_id=p["chunk_id"],
+        dense_score=float(score), via=("dense",),
+    )  # fmt: skip
+
+
+def _merge(old: QACandidate | None, new: QACandidate) -> QACandidate:
+    if old is None:
+        return new
+    return replace(
+        old,
+        dense_score=old.dense_score if old.dense_score is not None else new.dense_score,
+        bm25_score=max(filter(None, [old.bm25_score, new.bm25_score]), default=None),
+        verb_phrase=old.verb_phrase or new.verb_phrase,
+        answer_types=old.answer_types or new.answer_types,
+        via=tuple(dict.fromkeys(old.via + new.via)),
+    )

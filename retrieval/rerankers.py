@@ -1,0 +1,148 @@
+"""Rerankers score a hop's candidate QA pairs against the instantiated sub-question.
+
+Panini's ablation shows reranking is where multi-hop quality lives. With a
+Voyage key, ``rerank-2.5`` (a cross-encoder) does it. Offline, no
+cross-encoder can be installed, so :class:`OfflineReranker` combines signals
+that each fix a failure seen on real data:
+
+* dense similarity of the sub-question and the QA question (stored vectors);
+* relation overlap: the sub-question's words *other than its entity names*
+  against the QA question's words, so "What company published X?" prefers
+  "Who published X?" over "When was X established?";
+* lexical overlap of all content words (anchors the right entity by name);
+* answer-type agreement with the wh-word (who → person/org, when → date, ...);
+* the hop's input entity is never accepted as its own answer.
+
+Scores are in [0, 1], so chain scores (geometric means) stay comparable and
+the N/A threshold can be calibrated once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engramdb.retrieval.results import QACandidate, ScoredQA
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an the of in on at to for by with from and or is are was were be been being do does did that this these "
+    "those it its as into than then there their they he she his her him has have had which".split()
+)
+_WH = frozenset("what who whom whose which when where why how".split())
+
+# wh-pattern → answer types that fit it (None: anything fits)
+_TYPE_RULES: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    (re.compile(r"^(when|what (year|date|day|month|time|century|decade))\b"), frozenset({"DATE"})),
+    (re.compile(r"^(how many|how much|what (number|percentage|population|amount))\b"), frozenset({"NUMBER"})),
+    (
+        re.compile(
+            r"^(where|what (country|city|state|county|town|place|region|continent|province|river|island))\b"
+        ),
+        frozenset({"PLACE", "GPE", "LOC", "FAC", "ORG"}),
+    ),  # fmt: skip
+    (re.compile(r"^(who|whom|whose)\b"), frozenset({"PERSON", "ORG", "NORP", "THING", "WORK"})),
+]
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(
+        self, query: str, candidates: Sequence[QACandidate], input_names: Sequence[str] = ()
+    ) -> list[ScoredQA]: ...
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and w not in _WH}
+
+
+def expected_types(query: str) -> frozenset[str] | None:
+    q = query.strip().lower()
+    for pattern, types in _TYPE_RULES:
+        if pattern.search(q):
+            return types
+    return None
+
+
+@dataclass(frozen=True)
+class OfflineWeights:
+    dense: float = 0.45
+    relation: float = 0.30
+    lexical: float = 0.25
+    type_mismatch: float = 0.6  # multiplier when the answer type contradicts the wh-word
+    dense_floor: float = 0.15  # cosine at or below this counts as 0
+
+
+class OfflineReranker:
+    """Dense + relation + lexical + answer-type scoring; no model beyond the embedder."""
+
+    name = "offline"
+
+    def __init__(self, weights: OfflineWeights | None = None) -> None:
+        self.w = weights or OfflineWeights()
+
+    def score(
+        self, query: str, candidates: Sequence[QACandidate], input_names: Sequence[str] = ()
+    ) -> list[ScoredQA]:
+        q_words = content_words(query)
+        entity_words = set().union(*(content_words(n) for n in input_names)) if input_names else set()
+        relation_q = q_words - entity_words
+        wanted = expected_types(query)
+        blocked = {n.strip().lower() for n in input_names}
+        out: list[ScoredQA] = []
+        for cand in candidates:
+            if blocked and all(a.strip().lower() in blocked for a in cand.answer_names):
+                continue  # never answer a hop with its own input entity
+            c_words = content_words(cand.question)
+            dense = max(0.0, ((cand.dense_score or 0.0) - self.w.dense_floor) / (1 - self.w.dense_floor))
+            lexical = len(q_words & c_words) / len(q_words) if q_words else 0.0
+            if relation_q:
+                relation = len(relation_q & (c_words - entity_words)) / len(relation_q)
+            else:
+                relation = lexical
+            s = self.w.dense * min(dense, 1.0) + self.w.relation * relation + self.w.lexical * lexical
+            if wanted is not None and cand.answer_types and not (set(cand.answer_types) & wanted):
+                s *= self.w.type_mismatch
+            out.append(ScoredQA(cand, round(min(max(s, 0.0), 1.0), 6)))
+        out.sort(key=lambda x: (-x.score, x.qa.qa_id))
+        return out
+
+
+class VoyageReranker:
+    """Voyage AI ``rerank-2.5`` cross-encoder over "Q: ... A: ..." texts."""
+
+    name = "voyage"
+
+    def __init__(self, api_key: str, model: str = "rerank-2.5", client: object | None = None) -> None:
+        if client is None:
+            import voyageai
+
+            client = voyageai.Client(api_key=api_key)
+        self.client = client
+        self.model = model
+
+    def score(
+        self, query: str, candidates: Sequence[QACandidate], input_names: Sequence[str] = ()
+    ) -> list[ScoredQA]:
+        blocked = {n.strip().lower() for n in input_names}
+        kept = [
+            c
+            for c in candidates
+            if not (blocked and all(a.strip().lower() in blocked for a in c.answer_names))
+        ]
+        if not kept:
+            return []
+        reply = self.client.rerank(query=query, documents=[c.text for c in kept], model=self.model)  # type: ignore[attr-defined]
+        out = [ScoredQA(kept[r.index], float(r.relevance_score)) for r in reply.results]
+        out.sort(key=lambda x: (-x.score, x.qa.qa_id))
+        return out
