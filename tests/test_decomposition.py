@@ -1,0 +1,296 @@
+"""Question decomposition: validation, gold (MuSiQue) conversion, the LLM parser and the offline rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from engramdb.platform.errors import InputError
+from engramdb.retrieval.decomposition import (
+    PLACEHOLDER,
+    Decomposition,
+    DecompositionError,
+    LLMDecomposer,
+    OfflineDecomposer,
+    from_musique,
+    gold_question,
+    make_decomposition,
+    parse_decomposition,
+)
+
+MUSIQUE = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique" / "questions.json"
+
+
+# --------------------------------------------------------------------------- the data type
+
+
+def test_make_decomposition_validates_and_reports_placeholders() -> None:
+    dec = make_decomposition(
+        [["  Who directed Big Eyes? ", "Who is the spouse of <ENTITY_Q1>?"], ["When was Ed Wood released?"]]
+    )
+    assert dec.source == "given"
+    assert dec.sequences == (
+        ("Who directed Big Eyes?", "Who is the spouse of <ENTITY_Q1>?"),
+        ("When was Ed Wood released?",),
+    )
+    assert dec.placeholders(0, 0) == []
+    assert dec.placeholders(0, 1) == [1]
+    assert dec.hops == 2
+    assert PLACEHOLDER.findall("between <ENTITY_Q1> and <ENTITY_Q12>") == ["1", "12"]
+
+
+def test_placeholders_in_order_without_repeats() -> None:
+    dec = make_decomposition([["A?", "B?", "Is <ENTITY_Q2> older than <ENTITY_Q1> or <ENTITY_Q2>?"]])
+    assert dec.placeholders(0, 2) == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("sequences", "reason"),
+    [
+        ([], "at least one sequence"),
+        ([[]], "sequence 1 is empty"),
+        ([["Who?"], ["   "]], "sequence 2, step 1: empty sub-question"),
+        ([["Where was <ENTITY_Q1> born?"]], "sequence 1, step 1: <ENTITY_Q1> refers to itself"),
+        ([["Who?", "What is <ENTITY_Q3>?"]], "refers to step 3, which does not exist"),
+        ([["Who?", "What?", "Why <ENTITY_Q3>?"]], "sequence 1, step 3: <ENTITY_Q3> refers to itself"),
+        ([["Who?", "When was <ENTITY_Q0> born?"]], "placeholders are 1-based"),
+        ([["Who?", "When was <ENTITY_1> born?"]], "malformed placeholder"),
+        ([["Who?", "When was ENTITY_Q1 born?"]], "malformed placeholder"),
+        (["Who directed Big Eyes?"], "sequence 1 must be a list"),
+        ("Who directed Big Eyes?", "must be a list of lists"),
+        ([["Who?", 3]], "sequence 1, step 2: expected a string, got int"),
+    ],
+)
+def test_invalid_sequences_are_rejected_with_reason(sequences, reason) -> None:
+    with pytest.raises(DecompositionError, match=re.escape(reason)):
+        make_decomposition(sequences)
+
+
+def test_decomposition_is_validated_on_construction_and_is_an_input_error() -> None:
+    with pytest.raises(DecompositionError, match="refers to"):
+        Decomposition((("Who is <ENTITY_Q2>?", "What?"),), "given")
+    with pytest.raises(DecompositionError, match="unknown decomposition source"):
+        Decomposition((("Who?",),), "guess")
+    assert issubclass(DecompositionError, InputError)
+
+
+# --------------------------------------------------------------------------- gold
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Hello Love >> performer", "Who is the performer of Hello Love?"),
+        ("#1 >> country of citizenship", "What country is <ENTITY_Q1> a citizen of?"),
+        (
+            "Johnnycake, West Virginia >> located in the administrative territorial entity",
+            "In which administrative territorial entity is Johnnycake, West Virginia located?",
+        ),
+        ("Bubye River >> country", "What country is Bubye River in?"),
+        ("#2 >> place of birth", "Where was <ENTITY_Q2> born?"),
+        ("#1 >> spouse", "Who is the spouse of <ENTITY_Q1>?"),
+        ("#1 >> member of political party", "What political party is <ENTITY_Q1> a member of?"),
+        ("#2 >> instance of", "What is <ENTITY_Q2> an instance of?"),
+        ("Siege of Cassel >> located in or next to body of water",
+         "What body of water is Siege of Cassel located in or next to?"),
+        (
+            "Midway (near Pleasant Plains), #2 , #1 >> country",
+            "What country is Midway (near Pleasant Plains), <ENTITY_Q2>, <ENTITY_Q1> in?",
+        ),
+        ("Some Band >> drummer's favourite colour", "What is the drummer's favourite colour of Some Band?"),
+        ("what was #1 's currency before the euro", "What was <ENTITY_Q1>'s currency before the euro?"),
+        ("Who was in charge of #2 ?", "Who was in charge of <ENTITY_Q2>?"),
+    ],
+)  # fmt: skip
+def test_gold_steps_become_natural_questions(raw, expected) -> None:
+    assert gold_question(raw) == expected
+
+
+def test_all_musique_gold_decompositions_convert() -> None:
+    items = json.loads(MUSIQUE.read_text())
+    assert len(items) == 50
+    for item in items:
+        dec = from_musique(item["question_decomposition"])
+        assert dec.source == "gold"
+        assert len(dec.sequences) == 1
+        assert len(dec.sequences[0]) == len(item["question_decomposition"])
+        for j, question in enumerate(dec.sequences[0]):
+            assert "#" not in question and ">>" not in question, question
+            assert all(n <= j for n in dec.placeholders(0, j))
+    # every multi-hop gold chain refers back at least once
+    assert all(
+        any(from_musique(i["question_decomposition"]).placeholders(0, j) for j in range(1, 3))
+        for i in items
+        if len(i["question_decomposition"]) > 1
+    )
+
+
+def test_gold_with_bad_shape_is_rejected() -> None:
+    with pytest.raises(DecompositionError, match="non-empty list"):
+        from_musique([])
+    with pytest.raises(DecompositionError, match="gold step 2"):
+        from_musique([{"question": "Brand >> author"}, {"answer": "Norway"}])
+    with pytest.raises(
+        DecompositionError, match=re.escape("step 1: <ENTITY_Q2> refers to a later step (step 2)")
+    ):
+        from_musique([{"question": "#2 >> author"}, {"question": "Brand >> author"}])
+
+
+# --------------------------------------------------------------------------- LLM
+
+
+CHAIN_REPLY = """```json
+{
+  "sequences": [
+    ["Who is the director of Big Eyes?", "Who is the spouse of <ENTITY_Q1>?"]
+  ]
+}
+```"""
+
+COMPARISON_REPLY = (
+    '{"sequences": [["Who directed Big Eyes?", "When was <ENTITY_Q1> born?"], '
+    '["Who directed Ed Wood?", "When was <ENTITY_Q1> born?"]]}'
+)
+
+
+def test_llm_decomposer_chain_with_fenced_json() -> None:
+    decomposer = LLMDecomposer(FakeListChatModel(responses=[CHAIN_REPLY]))
+    dec = decomposer.decompose("Who is the spouse of the director of Big Eyes?")
+    assert dec.source == "llm"
+    assert dec.sequences == (("Who is the director of Big Eyes?", "Who is the spouse of <ENTITY_Q1>?"),)
+    assert dec.placeholders(0, 1) == [1]
+    input_tokens, output_tokens = decomposer.last_usage
+    assert input_tokens > 100 and output_tokens == len(CHAIN_REPLY) // 4
+
+
+def test_llm_decomposer_parallel_sequences() -> None:
+    decomposer = LLMDecomposer(FakeListChatModel(responses=[COMPARISON_REPLY]))
+    dec = decomposer.decompose("Which film has the director born earlier, Big Eyes or Ed Wood?")
+    assert len(dec.sequences) == 2
+    assert dec.sequences[1] == ("Who directed Ed Wood?", "When was <ENTITY_Q1> born?")
+    assert [dec.placeholders(i, 1) for i in range(2)] == [[1], [1]]
+
+
+def test_prompt_asks_for_our_json_shape() -> None:
+    messages = LLMDecomposer(FakeListChatModel(responses=["{}"])).messages("Who wrote Brand?")
+    assert '"sequences"' in messages[0].content and "<ENTITY_Q1>" in messages[0].content
+    assert messages[1].content == "Question: Who wrote Brand?"
+
+
+def test_parser_tolerates_prose_around_the_json() -> None:
+    reply = 'Here is the decomposition:\n{"sequences": [["What country is Nugegoda in?"]]}\nHope it helps.'
+    assert parse_decomposition(reply).sequences == (("What country is Nugegoda in?",),)
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ('{"sequences": [["Who directed Big Eyes?", "Who is the spouse of <ENTITY_Q1>?"]', "not JSON"),
+        ("", "empty"),
+        ('{"sequences": []}', "'sequences' is empty"),
+        ('{"sequences": [[]]}', "sequence 1 is empty"),
+        ('{"questions": [["Who wrote Brand?"]]}', "no 'sequences' key (keys: questions)"),
+        ('[["Who wrote Brand?"]]', "must be a JSON object"),
+        ('{"sequences": "Who wrote Brand?"}', "'sequences' must be a list of lists, got a JSON string"),
+        ('{"sequences": ["Who wrote Brand?"]}', "sequence 1 must be a list of question strings"),
+        ('{"sequences": [["Who wrote Brand?", {"q": "x"}]]}', "sequence 1, step 2: expected a string"),
+        ('{"sequences": [["Where was <ENTITY_Q3> born?", "Who wrote Brand?"]]}',
+         "sequence 1, step 1: <ENTITY_Q3> refers to step 3, which does not exist"),
+        ('{"sequences": [["Who wrote Brand?"], ["Where was <ENTITY_Q1> born?"]]}',
+         "sequence 2, step 1: <ENTITY_Q1> refers to itself"),
+        ('{"sequences": [["Who wrote Brand?", ""]]}', "sequence 1, step 2: empty sub-question"),
+    ],
+)  # fmt: skip
+def test_malformed_llm_output_raises_with_reason(reply, reason) -> None:
+    decomposer = LLMDecomposer(FakeListChatModel(responses=[reply or " "]))
+    with pytest.raises(DecompositionError, match=re.escape(reason)):
+        decomposer.decompose("Where was the author of Brand born?")
+
+
+def test_llm_decomposer_rejects_empty_question() -> None:
+    with pytest.raises(DecompositionError, match="empty question"):
+        LLMDecomposer(FakeListChatModel(responses=[COMPARISON_REPLY])).decompose("  ")
+
+
+# --------------------------------------------------------------------------- offline rules
+
+
+@pytest.fixture(scope="module")
+def offline() -> OfflineDecomposer:
+    return OfflineDecomposer()
+
+
+def _seqs(dec: Decomposition) -> list[list[str]]:
+    return [list(s) for s in dec.sequences]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("When was the performer of Blue Horizon born?",
+         ["Who is the performer of Blue Horizon?", "When was <ENTITY_Q1> born?"]),
+        ("Who is the spouse of the director of Paper Moon?",
+         ["Who is the director of Paper Moon?", "Who is the spouse of <ENTITY_Q1>?"]),
+        ("When did the author of The Hobbit die?", ["Who is the author of The Hobbit?", "When did <ENTITY_Q1> die?"]),
+        ("Who is the father of the composer of The Blue Danube?",
+         ["Who is the composer of The Blue Danube?", "Who is the father of <ENTITY_Q1>?"]),
+        ("What is the capital of the country where Lake Titicaca is located?",
+         ["What country is Lake Titicaca located in?", "What is the capital of <ENTITY_Q1>?"]),
+        ("Who founded the company that owns YouTube?", ["What company owns YouTube?", "Who founded <ENTITY_Q1>?"]),
+        ("In which city was Fernando Pessoa's father born?",
+         ["Who is the father of Fernando Pessoa?", "In which city was <ENTITY_Q1> born?"]),
+        ("Where was the founder of the company that makes the iPhone born?",
+         ["What company makes the iPhone?", "Who is the founder of <ENTITY_Q1>?", "Where was <ENTITY_Q2> born?"]),
+        ("When did the country containing Lake Malawi become independent?",
+         ["What country contains Lake Malawi?", "When did <ENTITY_Q1> become independent?"]),
+        ("What is the population of the county in which Springfield, Vermont is located?",
+         ["In what county is Springfield, Vermont located?", "What is the population of <ENTITY_Q1>?"]),
+        ("What is the official language of Chad?", ["What is the official language of Chad?"]),
+        ("Who is the director of Paper Moon?", ["Who is the director of Paper Moon?"]),
+    ],
+)  # fmt: skip
+def test_offline_chains(offline, question, expected) -> None:
+    dec = offline.decompose(question)
+    assert dec.source == "offline"
+    assert _seqs(dec) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Who was born first, Marie Curie or Lise Meitner?",
+         [["When was Marie Curie born?"], ["When was Lise Meitner born?"]]),
+        ("Which album came out first, Abbey Road or Let It Be?",
+         [["When did Abbey Road come out?"], ["When did Let It Be come out?"]]),
+        ("Which university was founded earlier, Leiden University or Uppsala University?",
+         [["When was Leiden University founded?"], ["When was Uppsala University founded?"]]),
+        ("Which film has the director who died first, Paper Moon or Nashville?",
+         [["Who is the director of Paper Moon?", "When did <ENTITY_Q1> die?"],
+          ["Who is the director of Nashville?", "When did <ENTITY_Q1> die?"]]),
+        ("Are Kaiserslautern and Mainz located in the same country?",
+         [["What country is Kaiserslautern located in?"], ["What country is Mainz located in?"]]),
+        ("Are Tove Jansson and Astrid Lindgren of the same nationality?",
+         [["What is the nationality of Tove Jansson?"], ["What is the nationality of Astrid Lindgren?"]]),
+    ],
+)  # fmt: skip
+def test_offline_comparisons_become_parallel_sequences(offline, question, expected) -> None:
+    assert _seqs(offline.decompose(question)) == expected
+
+
+def test_offline_never_fails_and_keeps_the_question_when_no_rule_applies(offline) -> None:
+    question = "How does photosynthesis store energy?"
+    assert _seqs(offline.decompose(question)) == [[question]]
+    with pytest.raises(DecompositionError, match="empty question"):
+        offline.decompose(" ")
+
+
+def test_offline_handles_every_musique_question(offline) -> None:
+    for item in json.loads(MUSIQUE.read_text()):
+        dec = offline.decompose(item["question"])
+        for i, seq in enumerate(dec.sequences):
+            for j in range(len(seq)):
+                assert all(n <= j for n in dec.placeholders(i, j))
