@@ -188,4 +188,10 @@ class Ingestor:
         return found
 
     def _existing_entities(self, keys: list[str]) -> dict[str, str]:
-        return {row["key"]: row["id"] for row in self.graph.read("traversals/entities_by_normalized_name", keys=keys)}
+        """Existing entity ids for normalized names: a node's own name first, then names it was known by."""
+        found = {row["key"]: row["id"] for row in self.graph.read("traversals/entities_by_normalized_name", keys=keys)}
+        rest = [k for k in keys if k not in found]
+        if rest:
+            for row in self.graph.read("traversals/entities_by_alias_key", keys=rest):
+                found.setdefault(row["key"], row["id"])
+        return found

@@ -105,6 +105,7 @@ def _add_gsw(rows: BatchRows, chunk: Chunk, gsw: GSW, resolver: EntityResolver, 
         rows.mentions.append(
             {"chunk_id": chunk.id, "entity_id": gid, "doc_id": chunk.doc_id, "surface": entity.name,
              "type": entity.type, "aliases": entity.aliases,
+             "alias_keys": sorted({k for k in map(normalize_name, [entity.name, *entity.aliases]) if k}),
              "roles": sorted({r.role for r in entity.roles}),
              "states": sorted({s for r in entity.roles for s in r.states})}
         )  # fmt: skip

@@ -18,19 +18,22 @@ from engramdb.platform.config import Settings, validate_namespace
 from engramdb.platform.errors import EngramError
 from engramdb.platform.neo4j_server import LocalNeo4j
 
-SCHEMA_FILES = ("schema/constraints", "schema/indexes")
+# Server notifications (e.g. "property key does not exist" on an empty graph) are
+# noise for engramdb's own queries; errors still raise.
+DRIVER_OPTIONS: dict[str, Any] = {"notifications_min_severity": "OFF"}
+SCHEMA_FILES = ("schema/migrations", "schema/constraints", "schema/indexes")
 
 
 def connect(settings: Settings) -> Driver:
     """A driver for the configured Neo4j: external if a URI is set, else the local server (started if needed)."""
     if settings.neo4j_uri:
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, password))
+        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, password), **DRIVER_OPTIONS)
         where = settings.neo4j_uri
     else:
         server = LocalNeo4j(settings)
         server.start()
-        driver = GraphDatabase.driver(server.bolt_uri, auth=("neo4j", server.password()))
+        driver = GraphDatabase.driver(server.bolt_uri, auth=("neo4j", server.password()), **DRIVER_OPTIONS)
         where = server.bolt_uri
     try:
         driver.verify_connectivity()
@@ -91,7 +94,7 @@ class Graph:
 
     @staticmethod
     def _rows(tx: ManagedTransaction, text: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [record.data() for record in tx.run(_q(text), params)]
+        return [record.data() for record in tx.run(cast(LiteralString, text), params)]
 
 
 def apply_schema(driver: Driver, database: str = "neo4j") -> int:

@@ -18,7 +18,8 @@ from engramdb.platform.config import Settings, validate_namespace
 from engramdb.platform.embedders import Embedder, make_embedder
 from engramdb.platform.errors import InputError
 from engramdb.platform.graph import Graph, apply_schema, connect
-from engramdb.platform.vectors import VectorStore, open_vector_store
+from engramdb.platform.shared_stores import acquire_vector_store
+from engramdb.platform.vectors import VectorStore
 
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
@@ -48,7 +49,7 @@ class Memory:
 
     @cached_property
     def vectors(self) -> VectorStore:
-        return open_vector_store(self.settings)
+        return acquire_vector_store(self.settings)
 
     @cached_property
     def embedder(self) -> Embedder:

@@ -70,14 +70,20 @@ class LLMAnswerer:
 
 
 _PREFIX = re.compile(r"^(final answer|answer)\s*[:\-]\s*", re.IGNORECASE)
-_NA = re.compile(r"^\W*(n/?a|none|unknown|not (available|answerable|in (the )?evidence)|cannot be determined)\W*$",
-                 re.IGNORECASE)  # fmt: skip
+_NA = re.compile(
+    r"^\W*(n/?a|none|unknown|i (do not|don't) know|not (available|answerable|enough information|in (the )?evidence)"
+    r"|(the )?evidence does not (say|contain|mention).*|cannot be determined)\W*$",
+    re.IGNORECASE,
+)
 
 
 def parse_answer(text: str) -> str:
     """Normalise a model's answer: strip labels and quotes; every way of declining becomes N/A."""
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    line = _PREFIX.sub("", line).strip().strip('"“”').strip()
+    line = _PREFIX.sub("", line).strip()
+    if not re.search(r"\b[A-Z]\.$", line):  # keep the period of an initial ("George W.")
+        line = line.rstrip(".")
+    line = line.strip().strip('"“”\'').strip()
     if not line or _NA.match(line):
         return NA
-    return line.rstrip(".") if not re.search(r"\b[A-Z]\.$", line) else line
+    return line

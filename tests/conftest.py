@@ -23,7 +23,7 @@ os.environ.setdefault("ENGRAMDB_CONFIG", "none")
 from engramdb.platform.config import Settings  # noqa: E402
 from engramdb.platform.neo4j_server import LocalNeo4j  # noqa: E402
 
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("ENGRAMDB_SHARED", REPO.parent / "shared"))
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +89,16 @@ def memory(isolated_settings: Settings, namespace: str):
     mem.close()
 
 
-def musique_passages(n: int) -> list[dict]:
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The product's shared folder (benchmark data), beside the repository."""
+    if not (SHARED / "data").is_dir():
+        pytest.fail(f"benchmark data not found at {SHARED}; set ENGRAMDB_SHARED")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def musique_corpus(shared_dir: Path) -> list[dict]:
     import json
 
-    return json.loads((SHARED / "data" / "musique" / "corpus.json").read_text())[:n]
+    return json.loads((shared_dir / "data" / "musique" / "corpus.json").read_text())

@@ -13,7 +13,7 @@ def test_schema_is_idempotent_and_complete(driver) -> None:
     second = apply_schema(driver)
     assert first == second > 0
     constraints = {r["name"] for r in driver.execute_query("SHOW CONSTRAINTS").records}
-    for label in ("document", "chunk", "entity", "verb_phrase", "gist", "memory_point", "cluster", "query_trace", "qa"):
+    for label in ("document", "chunk", "entity", "verb_phrase", "gist", "memory_point", "cluster", "query_trace", "qa_namespace"):
         assert f"{label}_key" in constraints
     indexes = {r["name"]: r for r in driver.execute_query("SHOW INDEXES").records}
     assert indexes["entity_fulltext"]["type"] == "FULLTEXT"

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import musique_passages
 
 from engramdb.platform.errors import InputError
 from engramdb.platform.memory import Memory
@@ -25,8 +24,8 @@ def _count(driver, query: str, **params) -> int:
     return records[0][0]
 
 
-def test_stats_equal_what_the_extractor_produced(memory: Memory) -> None:
-    passages = musique_passages(25)
+def test_stats_equal_what_the_extractor_produced(memory: Memory, musique_corpus) -> None:
+    passages = musique_corpus[:25]
     report = memory.ingest(passages)
     stats = memory.stats()
     assert report.ingested == stats["documents"] == stats["documents_done"] == 25
@@ -38,8 +37,8 @@ def test_stats_equal_what_the_extractor_produced(memory: Memory) -> None:
     assert 0 < stats["entities"] <= report.entity_mentions
 
 
-def test_reingest_adds_nothing(memory: Memory) -> None:
-    passages = musique_passages(10)
+def test_reingest_adds_nothing(memory: Memory, musique_corpus) -> None:
+    passages = musique_corpus[:10]
     memory.ingest(passages)
     before = memory.stats()
     again = memory.ingest(passages)
@@ -123,9 +122,9 @@ def _ingest_command(home: Path, namespace: str, corpus: Path, settings) -> list[
             "ingest", str(corpus), "--batch-size", "8"]  # fmt: skip
 
 
-def test_sigkill_midway_then_rerun_equals_clean_run(isolated_settings, tmp_path: Path, driver) -> None:
+def test_sigkill_midway_then_rerun_equals_clean_run(isolated_settings, tmp_path: Path, driver, musique_corpus) -> None:
     corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps(musique_passages(80)))
+    corpus.write_text(json.dumps(musique_corpus[:80]))
     env = {**os.environ, "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
            "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value()}  # fmt: skip
     killed_home, clean_home = tmp_path / "killed", tmp_path / "clean"

@@ -10,5 +10,5 @@ CREATE CONSTRAINT memory_point_key IF NOT EXISTS FOR (n:MemoryPoint) REQUIRE (n.
 CREATE CONSTRAINT cluster_key IF NOT EXISTS FOR (n:Cluster) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT query_trace_key IF NOT EXISTS FOR (n:QueryTrace) REQUIRE (n.namespace, n.id) IS UNIQUE;
 // A QA pair is one QA relationship per answer entity: `id` is the QA id (it keys the
-// QA vector in Qdrant), `key` = id + "->" + answer entity id is unique.
-CREATE CONSTRAINT qa_key IF NOT EXISTS FOR ()-[r:QA]-() REQUIRE r.key IS UNIQUE;
+// QA vector in Qdrant), `key` = id + "->" + answer entity id is unique within the namespace.
+CREATE CONSTRAINT qa_namespace_key IF NOT EXISTS FOR ()-[r:QA]-() REQUIRE (r.namespace, r.key) IS UNIQUE;

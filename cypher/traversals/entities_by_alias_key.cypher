@@ -1,0 +1,6 @@
+// Existing entities that were mentioned under one of the given normalized
+// names (entity reconciliation for names that are not a node's own name).
+MATCH (e:Entity {namespace: $namespace})
+WHERE e.alias_keys IS NOT NULL AND any(k IN e.alias_keys WHERE k IN $keys)
+UNWIND [k IN e.alias_keys WHERE k IN $keys] AS key
+RETURN key, e.id AS id

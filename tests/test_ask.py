@@ -1,0 +1,127 @@
+"""Ask: chain beam search over the offline memory of real MuSiQue paragraphs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from engramdb.platform.memory import Memory
+from engramdb.retrieval.answering import NA, LLMAnswerer, parse_answer
+from engramdb.retrieval.ask import Asker
+from engramdb.retrieval.decomposition import LLMDecomposer, from_musique
+from engramdb.retrieval.rerankers import OfflineReranker
+
+SHARED = Path(os.environ.get("ENGRAMDB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+QUESTIONS = json.loads((SHARED / "data" / "musique" / "questions.json").read_text())[:6]
+
+
+@pytest.fixture(scope="module")
+def musique_memory(tmp_path_factory, neo4j_server, settings):
+    """The paragraphs of the first six MuSiQue questions (120 passages, supporting and distractors)."""
+    from pydantic import SecretStr
+
+    home = tmp_path_factory.mktemp("ask-home")
+    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
+                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    mem = Memory(namespace=f"ask{home.name[-8:].replace('_', '')}", settings=cfg)
+    passages = [{"title": p["title"], "text": p["paragraph_text"]} for q in QUESTIONS for p in q["paragraphs"]]
+    mem.ingest(passages)
+    yield mem
+    mem.close()
+
+
+@pytest.mark.parametrize("item", QUESTIONS, ids=[str(q["id"]) for q in QUESTIONS])
+def test_gold_decomposition_gives_answer_evidence_and_citations(musique_memory: Memory, item) -> None:
+    decomposition = from_musique(item["question_decomposition"])
+    result = musique_memory.ask(item["question"], decomposition=decomposition, trace=True)
+    assert result.answer
+    assert result.evidence and result.chains
+    assert result.decomposition == [list(s) for s in decomposition.sequences]
+    titles = {p["title"] for p in item["paragraphs"]}
+    assert {c.qa_id for c in result.citations} == {e.qa_id for e in result.evidence}
+    assert all(c.title in titles for c in result.citations)  # every citation resolves to a stored passage
+    for chain in result.chains:  # chain score is the geometric mean of its hop scores
+        expected = math.exp(sum(math.log(max(s.score, 1e-9)) for s in chain.steps) / len(chain.steps))
+        assert chain.score == pytest.approx(expected, rel=1e-6)
+        assert len(chain.steps) <= len(decomposition.sequences[0])
+    assert len({c.answer_id for c in result.chains}) == len(result.chains)  # one chain per distinct answer
+    assert len(result.chains) <= 5
+    assert result.trace and result.trace[0].kept
+    assert result.evidence_tokens > 0 and result.timings["total"] > 0
+
+
+def test_first_hop_finds_the_publisher(musique_memory: Memory) -> None:
+    result = musique_memory.ask("What company published Journal of Psychotherapy Integration?")
+    assert "American Psychological Association" in [a for e in result.evidence for a in e.answers]
+    assert result.answer == "American Psychological Association"
+
+
+def test_question_about_absent_things_is_na(musique_memory: Memory) -> None:
+    result = musique_memory.ask("Which spacecraft first landed on the moons of the planet Zorbulon?")
+    assert result.answer == NA
+
+
+def test_hop_never_answers_with_its_own_input(musique_memory: Memory) -> None:
+    result = musique_memory.ask(
+        "Who was the first president of the association?",
+        decomposition=[["What company published Journal of Psychotherapy Integration?",
+                        "Who was the first president of <ENTITY_Q1>?"]],
+    )  # fmt: skip
+    for chain in result.chains:
+        if len(chain.steps) == 2:
+            assert chain.steps[1].answer_id != chain.steps[0].answer_id
+
+
+def test_llm_decomposition_and_answer_with_fake_models(musique_memory: Memory) -> None:
+    decomposer_model = FakeListChatModel(responses=[
+        '```json\n{"sequences": [["What company published Journal of Psychotherapy Integration?", '
+        '"Who was the first president of <ENTITY_Q1>?"]]}\n```'
+    ])  # fmt: skip
+    answer_model = FakeListChatModel(responses=["Answer: G. Stanley Hall"])
+    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
+                  decomposer=LLMDecomposer(decomposer_model), answerer=LLMAnswerer(answer_model))  # fmt: skip
+    result = asker.ask(QUESTIONS[0]["question"])
+    assert result.decomposition == [["What company published Journal of Psychotherapy Integration?",
+                                     "Who was the first president of <ENTITY_Q1>?"]]  # fmt: skip
+    assert result.answer == "G. Stanley Hall" and result.answered_by == "llm"
+
+
+def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memory) -> None:
+    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
+                  decomposer=LLMDecomposer(FakeListChatModel(responses=["sure! here are the steps"])))  # fmt: skip
+    result = asker.ask("What company published Journal of Psychotherapy Integration?")
+    assert result.timings.get("decompose_fallback") == 1.0
+    assert result.evidence
+
+
+def test_llm_answer_na_when_model_declines(musique_memory: Memory) -> None:
+    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
+                  answerer=LLMAnswerer(FakeListChatModel(responses=["N/A"])))  # fmt: skip
+    assert asker.ask("What company published Journal of Psychotherapy Integration?").answer == NA
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("N/A", NA), ("Answer: Norway.", "Norway"), ('"George W."', "George W."), ("I don't know.", NA),
+     ("The evidence does not contain the answer.", NA), ("", NA), ("1895\nBecause the QA pair says so.", "1895")],
+)  # fmt: skip
+def test_answer_parsing(reply: str, expected: str) -> None:
+    assert parse_answer(reply) == expected
+
+
+def test_retrievers_return_evidence_with_metadata(musique_memory: Memory) -> None:
+    from engramdb.retrieval.langchain_retriever import EngramRetriever
+    from engramdb.retrieval.llamaindex_retriever import EngramLlamaIndexRetriever
+
+    question = "What company published Journal of Psychotherapy Integration?"
+    docs = EngramRetriever(memory=musique_memory).invoke(question)
+    assert docs and docs[0].metadata["title"] and docs[0].metadata["qa_id"]
+    assert docs[0].page_content.startswith("Q: ")
+    nodes = EngramLlamaIndexRetriever(musique_memory).retrieve(question)
+    assert [n.node.node_id for n in nodes] == [d.metadata["qa_id"] for d in docs]
+    assert nodes[0].score == docs[0].metadata["score"]
