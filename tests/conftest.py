@@ -47,6 +47,9 @@ def driver(neo4j_server: LocalNeo4j, settings: Settings):
     from engramdb.platform.graph import apply_schema, connect
 
     drv = connect(settings)
+    # The test home's database belongs to the suite alone: start every session empty.
+    with drv.session() as session:
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
     apply_schema(drv)
     yield drv
     drv.close()

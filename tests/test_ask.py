@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,14 +22,14 @@ QUESTIONS = json.loads((SHARED / "data" / "musique" / "questions.json").read_tex
 
 
 @pytest.fixture(scope="module")
-def musique_memory(tmp_path_factory, neo4j_server, settings):
+def musique_memory(tmp_path_factory, neo4j_server, settings, driver):
     """The paragraphs of the first six MuSiQue questions (120 passages, supporting and distractors)."""
     from pydantic import SecretStr
 
     home = tmp_path_factory.mktemp("ask-home")
     cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
                                       "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
-    mem = Memory(namespace=f"ask{home.name[-8:].replace('_', '')}", settings=cfg)
+    mem = Memory(namespace=f"ask{uuid.uuid4().hex[:12]}", settings=cfg)
     passages = [{"title": p["title"], "text": p["paragraph_text"]} for q in QUESTIONS for p in q["paragraphs"]]
     mem.ingest(passages)
     yield mem
@@ -42,9 +43,9 @@ def test_gold_decomposition_gives_answer_evidence_and_citations(musique_memory: 
     assert result.answer
     assert result.evidence and result.chains
     assert result.decomposition == [list(s) for s in decomposition.sequences]
-    titles = {p["title"] for p in item["paragraphs"]}
+    titles = {p["title"] for q in QUESTIONS for p in q["paragraphs"]}
     assert {c.qa_id for c in result.citations} == {e.qa_id for e in result.evidence}
-    assert all(c.title in titles for c in result.citations)  # every citation resolves to a stored passage
+    assert all(c.title in titles for c in result.citations)  # every citation resolves to an ingested passage
     for chain in result.chains:  # chain score is the geometric mean of its hop scores
         expected = math.exp(sum(math.log(max(s.score, 1e-9)) for s in chain.steps) / len(chain.steps))
         assert chain.score == pytest.approx(expected, rel=1e-6)
