@@ -19,9 +19,11 @@ import statistics
 import time
 from pathlib import Path
 
+from bench_support import SHARED
+
 from engramdb.platform.embedders import OfflineEmbedder
 
-DEFAULT_CORPUS = Path("/work/shared/data/musique/corpus.json")
+DEFAULT_CORPUS = SHARED / "data" / "musique" / "corpus.json"
 
 
 def load_texts(corpus: Path, limit: int) -> tuple[list[str], list[str]]:

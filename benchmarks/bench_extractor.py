@@ -5,7 +5,7 @@ Usage (from the repository root)::
     python benchmarks/bench_extractor.py [--sample 500] [--n-process 1] [--show-misses 0]
 
 Quality, on the supporting paragraphs of the 50 MuSiQue questions in
-``/work/shared/data/musique/questions.json`` (each gold sub-question is a hop
+``shared/data/musique/questions.json`` (each gold sub-question is a hop
 whose answer lies in one paragraph):
 
 * ``answer recall``: share of hops whose gold answer (normalised) equals or is
@@ -30,12 +30,13 @@ import re
 import string
 import sys
 import time
-from pathlib import Path
+
+from bench_support import SHARED
 
 from engramdb.ingestion.gsw import GSW
 from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 
-DATA = Path("/work/shared/data")
+DATA = SHARED / "data"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PRONOUNS = re.compile(r"\b(he|she|it|they|him|her|his|its|their|them)\b", re.IGNORECASE)
 _STOP = set(

@@ -49,7 +49,11 @@ class IngestReport:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def timed(self, stage: str, started: float) -> None:
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + time.perf_counter() - started
 
     def add(self, rows: BatchRows) -> None:
         self.chunks += len(rows.chunks)
@@ -116,6 +120,7 @@ class Ingestor:
         return report
 
     def _ingest_batch(self, batch: Sequence[Document], report: IngestReport) -> None:
+        t0 = time.perf_counter()
         chunks = [(doc, chunk) for doc in batch for chunk in doc.chunks()]
         jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in chunks]
         extractions = self.extractor.extract_jobs(jobs)
@@ -123,9 +128,20 @@ class Ingestor:
         for x in extractions:
             report.input_tokens += x.input_tokens
             report.output_tokens += x.output_tokens
+        report.timed("extract", t0)
+        t0 = time.perf_counter()
         rows = build_rows(batch, results, self.resolver)
+        report.timed("reconcile", t0)
+        t0 = time.perf_counter()
         write_rows(self.graph, rows)  # documents are 'pending' until the vectors are in
-        self._index_qa(rows.qa_records)
+        report.timed("graph_write", t0)
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
+        report.timed("embed", t0)
+        t0 = time.perf_counter()
+        self._index_qa(rows.qa_records, vectors)
+        report.timed("vector_upsert", t0)
+        t0 = time.perf_counter()
         statuses = []
         for doc in batch:
             errors = [f"{r.chunk.id}: {r.error}" for r in results if r.chunk.doc_id == doc.id and r.error]
@@ -140,12 +156,12 @@ class Ingestor:
             else:
                 report.ingested += 1
         self.graph.write("writers/set_document_status", rows=statuses)
+        report.timed("status", t0)
         report.add(rows)
 
-    def _index_qa(self, records: Sequence[QARecord]) -> None:
+    def _index_qa(self, records: Sequence[QARecord], vectors: Any) -> None:
         if not records:
             return
-        vectors = self.embedder.embed_documents([r.question for r in records])
         points = [
             VectorPoint(
                 key=r.id,

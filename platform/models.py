@@ -34,13 +34,14 @@ class Namespaced(StructuredNode):
 
     __abstract_node__ = True
     namespace = StringProperty(required=True)
-    id = StringProperty(required=True)
+    # neomodel reserves the attribute name `id`; the graph property is still `id`.
+    uid = StringProperty(required=True, db_property="id")
 
 
 class QARel(StructuredRel):
     """A QA pair edge: the question, and the verb phrase → answer entity it points along."""
 
-    id = StringProperty(required=True)
+    qa_id = StringProperty(required=True, db_property="id")
     key = StringProperty(required=True)
     namespace = StringProperty(required=True)
     question = StringProperty(required=True)

@@ -45,7 +45,6 @@ TEUTBERGA = ChunkText(
     "of Bosonid Boso the Elder and sister of Hucbert, the lay- abbot of St. Maurice's Abbey.",
     "Teutberga",
 )
-CORPUS = Path("/work/shared/data/2wiki/corpus.json")
 _PRONOUN = re.compile(r"\b(he|she|it|they|him|her|his|its|their|them)\b", re.IGNORECASE)
 
 
@@ -55,10 +54,9 @@ def extractor() -> OfflineExtractor:
 
 
 @pytest.fixture(scope="module")
-def corpus_sample() -> list[ChunkText]:
-    if not CORPUS.exists():
-        pytest.skip("2Wiki corpus not available")
-    passages = json.loads(CORPUS.read_text())
+def corpus_sample(shared_dir: Path) -> list[ChunkText]:
+    corpus = shared_dir / "data" / "2wiki" / "corpus.json"
+    passages = json.loads(corpus.read_text())
     return [ChunkText(p["text"], p["title"]) for p in passages[::150][:40]]
 
 

@@ -33,6 +33,13 @@ from engramdb.platform.vectors import (
     server_points,
 )
 
+# qdrant-client, constructed against a URL where no server runs (its version
+# check runs in the background and may warn during a later test).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection:UserWarning"),
+]
+
 DIM = 8
 C = "qa"
 
@@ -89,8 +96,12 @@ def test_search_limit_and_empty_results(store: EdgeVectorStore) -> None:
 def test_namespace_isolation(store: EdgeVectorStore) -> None:
     """Same keys in A and B are different points; nothing done in A reaches B."""
     keys = [f"qa:{i}" for i in range(6)]
-    store.upsert(C, "A", [VectorPoint(k, basis(i), {"doc_id": "d1", "side": "A"}) for i, k in enumerate(keys)])
-    store.upsert(C, "B", [VectorPoint(k, basis(7 - i), {"doc_id": "d1", "side": "B"}) for i, k in enumerate(keys)])
+    store.upsert(
+        C, "A", [VectorPoint(k, basis(i), {"doc_id": "d1", "side": "A"}) for i, k in enumerate(keys)]
+    )
+    store.upsert(
+        C, "B", [VectorPoint(k, basis(7 - i), {"doc_id": "d1", "side": "B"}) for i, k in enumerate(keys)]
+    )
 
     # Upserting the same keys in B did not overwrite A.
     assert store.count(C, "A") == 6
@@ -336,14 +347,20 @@ def test_hnsw_index_is_built_and_searches_stay_correct(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((n, dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    with EdgeVectorStore(tmp_path / "q", indexing_threshold_kb=64, full_scan_threshold_kb=16, hnsw_ef=256) as s:
+    with EdgeVectorStore(
+        tmp_path / "q", indexing_threshold_kb=64, full_scan_threshold_kb=16, hnsw_ef=256
+    ) as s:
         s.ensure_collection(C, dim)
         for start in range(0, n, 500):
             for ns in ("a", "b"):
                 s.upsert(
                     C,
                     ns,
-                    [VectorPoint(f"k{i}", vectors[i], {}) for i in range(start, start + 500) if (i % 2 == 0) == (ns == "a")],
+                    [
+                        VectorPoint(f"k{i}", vectors[i], {})
+                        for i in range(start, start + 500)
+                        if (i % 2 == 0) == (ns == "a")
+                    ],
                 )
         s.optimize(C)
         stats = s.stats(C)
@@ -367,7 +384,10 @@ def test_concurrent_upserts_and_searches(store: EdgeVectorStore) -> None:
     def writer(t: int) -> None:
         try:
             for b in range(5):
-                pts = [VectorPoint(f"t{t}-{b}-{i}", basis((t + i) % DIM) + 0.01, {"doc_id": f"t{t}"}) for i in range(20)]
+                pts = [
+                    VectorPoint(f"t{t}-{b}-{i}", basis((t + i) % DIM) + 0.01, {"doc_id": f"t{t}"})
+                    for i in range(20)
+                ]
                 store.upsert(C, "a", pts)
                 store.search(C, "a", basis(t % DIM), 5)
         except BaseException as exc:  # pragma: no cover - surfaced below
@@ -403,7 +423,9 @@ def test_server_filter_conversion() -> None:
 
 
 def test_server_point_conversion() -> None:
-    points = server_points("ns1", [VectorPoint("qa:1", [1.0, 2.0, 2.0], {"doc_id": "d", "tags": ("a", "b")})], 3)
+    points = server_points(
+        "ns1", [VectorPoint("qa:1", [1.0, 2.0, 2.0], {"doc_id": "d", "tags": ("a", "b")})], 3
+    )
     assert len(points) == 1
     p = points[0]
     assert p.id == point_id("ns1", "qa:1")
@@ -414,7 +436,6 @@ def test_server_point_conversion() -> None:
         server_points("ns1", [VectorPoint("qa:2", [1.0, 2.0], {})], 3)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # qdrant-client: no server to check the version of
 def test_open_vector_store_picks_backend(tmp_path: Path) -> None:
     embedded = open_vector_store(Settings(home=tmp_path))
     try:
@@ -422,7 +443,9 @@ def test_open_vector_store_picks_backend(tmp_path: Path) -> None:
         assert embedded.path == tmp_path / "qdrant"
     finally:
         embedded.close()
-    server = open_vector_store(Settings(home=tmp_path, qdrant_url="http://127.0.0.1:1", qdrant_api_key="secret"))
+    server = open_vector_store(
+        Settings(home=tmp_path, qdrant_url="http://127.0.0.1:1", qdrant_api_key="secret")
+    )
     try:
         assert isinstance(server, QdrantServerStore)
         assert server.url == "http://127.0.0.1:1"

@@ -1,0 +1,154 @@
+"""Offline ingest throughput, and batched Cypher vs object-by-object neomodel writes.
+
+    python benchmarks/bench_ingest.py [--corpus PATH] [--limit N] [--ratio-docs 100] [--out FILE]
+
+Part 1 ingests a corpus (default: the 6,119 2Wiki passages) into a fresh
+namespace with the offline extractor and embedder and reports passages/s,
+QA edges/s, stage times and peak memory of this process (Neo4j runs in its
+own JVM; its heap and page cache are fixed by settings). Part 2 writes the
+same extracted GSWs twice into fresh namespaces: once with the batched UNWIND
+writers (one transaction per batch), once node by node and edge by edge with
+neomodel, and reports the ratio (target ≥ 20×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from bench_support import SHARED, bench_settings, local_neo4j
+
+from engramdb.ingestion.extractors import ChunkJob, OfflineGSWExtractor
+from engramdb.ingestion.loaders import load_path
+from engramdb.ingestion.offline_extractor import ChunkText
+from engramdb.ingestion.reconcile import EntityResolver
+from engramdb.ingestion.writer import BatchRows, ChunkResult, build_rows, write_rows
+from engramdb.platform.memory import Memory
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
+    docs = load_path(corpus)[:limit] if limit else load_path(corpus)
+    namespace = f"bench-ingest-{uuid.uuid4().hex[:8]}"
+    with Memory(namespace, settings) as memory:
+        memory.ingestor  # noqa: B018 - load models before timing
+        memory.embedder.embed_documents(["warm up"])
+        done = 0
+        started = time.perf_counter()
+
+        def progress(n: int) -> None:
+            nonlocal done
+            done += n
+            if done % 640 < n:
+                rate = done / (time.perf_counter() - started)
+                print(f"  {done}/{len(docs)} passages, {rate:.1f}/s", file=sys.stderr)
+
+        report = memory.ingest(docs, progress=progress)
+        stats = memory.stats()
+    return {
+        "corpus": str(corpus), "namespace": namespace, "passages": len(docs), "seconds": report.seconds,
+        "passages_per_s": len(docs) / report.seconds, "qa_edges": report.qa_edges,
+        "qa_edges_per_s": report.qa_edges / report.seconds, "qa_pairs": report.qa_pairs,
+        "entities": stats["entities"], "stage_seconds": report.stage_seconds,
+        "peak_rss_mb_python": peak_rss_mb(),
+    }  # fmt: skip
+
+
+def _rows_for(docs, settings, namespace: str) -> BatchRows:
+    extractor = OfflineGSWExtractor()
+    jobs = [(doc, chunk) for doc in docs for chunk in doc.chunks()]
+    extractions = extractor.extract_jobs([ChunkJob(ChunkText(c.text, d.title), d.id) for d, c in jobs])
+    results = [ChunkResult(c, x.gsw, x.error) for (_, c), x in zip(jobs, extractions, strict=True)]
+    return build_rows(docs, results, EntityResolver(lambda keys: {}))
+
+
+def write_path_ratio(settings, corpus: Path, n_docs: int) -> dict:
+    from neomodel import db
+
+    from engramdb.platform import models as m
+
+    docs = load_path(corpus)[:n_docs]
+    rows = _rows_for(docs, settings, "x")
+    with Memory(f"bench-batched-{uuid.uuid4().hex[:8]}", settings) as batched:
+        started = time.perf_counter()
+        write_rows(batched.graph, rows)
+        batched_s = time.perf_counter() - started
+        db.set_connection(driver=batched.driver)
+        ns = f"bench-neomodel-{uuid.uuid4().hex[:8]}"
+        started = time.perf_counter()
+        _write_with_neomodel(m, ns, rows)
+        neomodel_s = time.perf_counter() - started
+        counts = batched.graph.with_namespace(ns).read("traversals/namespace_counts")[0]
+        batched_counts = batched.graph.read("traversals/namespace_counts")[0]
+    assert counts["qa_edges"] == batched_counts["qa_edges"], (counts, batched_counts)
+    return {
+        "documents": len(docs), "qa_edges": len(rows.qa_edges), "entities": len(rows.entities),
+        "batched_seconds": batched_s, "neomodel_seconds": neomodel_s, "ratio": neomodel_s / batched_s,
+    }  # fmt: skip
+
+
+def _write_with_neomodel(m, ns: str, rows: BatchRows) -> None:
+    """The same graph, saved object by object: the ORM way, one round trip per node/edge."""
+    docs = {r["id"]: m.Document(namespace=ns, uid=r["id"], title=r["title"], source=r["source"],
+                                 content_hash=r["content_hash"], status="done").save() for r in rows.documents}  # fmt: skip
+    chunks = {}
+    for r in rows.chunks:
+        chunk = m.Chunk(namespace=ns, uid=r["id"], doc_id=r["doc_id"], position=r["position"], text=r["text"],
+                        content_hash=r["content_hash"]).save()  # fmt: skip
+        docs[r["doc_id"]].chunks.connect(chunk)
+        chunks[r["id"]] = chunk
+    entities = {r["id"]: m.Entity(namespace=ns, uid=r["id"], name=r["name"], normalized_name=r["normalized_name"],
+                                  type=r["type"]).save() for r in rows.entities}  # fmt: skip
+    for r in rows.mentions:
+        chunks[r["chunk_id"]].mentions.connect(entities[r["entity_id"]], {"namespace": ns, "doc_id": r["doc_id"]})
+    vps = {}
+    for r in rows.verb_phrases:
+        vp = m.VerbPhrase(namespace=ns, uid=r["id"], text=r["text"], doc_id=r["doc_id"], chunk_id=r["chunk_id"]).save()
+        chunks[r["chunk_id"]].verb_phrases.connect(vp)
+        for eid in r["entity_ids"]:
+            entities[eid].role_in.connect(vp, {"namespace": ns, "doc_id": r["doc_id"]})
+        vps[r["id"]] = vp
+    for r in rows.qa_edges:
+        vps[r["verb_phrase_id"]].answers.connect(
+            entities[r["answer_id"]],
+            {"qa_id": r["id"], "key": r["key"], "namespace": ns, "question": r["question"], "doc_id": r["doc_id"],
+             "chunk_id": r["chunk_id"], "question_entity_ids": r["question_entity_ids"]},
+        )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=SHARED / "data" / "2wiki" / "corpus.json")
+    parser.add_argument("--limit", type=int, help="Only the first N passages.")
+    parser.add_argument("--ratio-docs", type=int, default=100, help="Passages for the write-path comparison.")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    settings = bench_settings()
+    results: dict = {}
+    with local_neo4j(settings):
+        if not args.skip_throughput:
+            results["ingest"] = ingest_throughput(settings, args.corpus, args.limit)
+            r = results["ingest"]
+            print(f"ingest: {r['passages']} passages in {r['seconds']:.1f} s = {r['passages_per_s']:.1f} passages/s, "
+                  f"{r['qa_edges_per_s']:.0f} QA edges/s ({r['qa_edges']} edges), peak RSS (python) "
+                  f"{r['peak_rss_mb_python']:.0f} MB")  # fmt: skip
+            print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
+        results["write_path"] = write_path_ratio(settings, args.corpus, args.ratio_docs)
+        w = results["write_path"]
+        print(f"write path: {w['documents']} passages, {w['qa_edges']} QA edges: batched {w['batched_seconds']:.2f} s, "
+              f"neomodel {w['neomodel_seconds']:.2f} s, ratio {w['ratio']:.1f}x")  # fmt: skip
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
