@@ -28,6 +28,7 @@ from engramdb.platform.graph import Graph
 from engramdb.platform.vectors import VectorPoint, VectorStore
 
 QA_COLLECTION = "qa"
+CHUNK_COLLECTION = "chunks"  # passage vectors: dense passage search, similarity between chunks
 ProgressCallback = Callable[[int], None]
 
 
@@ -72,6 +73,11 @@ class DeleteReport:
     cache_entries: int
 
 
+def passage_text(title: str, text: str) -> str:
+    """What a passage is embedded as: its title line, then its text."""
+    return f"{title}\n{text}" if title else text
+
+
 class Ingestor:
     """Runs the ingestion stages for one namespace."""
 
@@ -93,6 +99,7 @@ class Ingestor:
         self.cache = cache
         self.resolver = EntityResolver(self._existing_entities)
         self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
+        self.vectors.ensure_collection(CHUNK_COLLECTION, embedder.dim)
 
     # ------------------------------------------------------------ ingest
     def ingest(self, documents: Sequence[Document], progress: ProgressCallback | None = None) -> IngestReport:
@@ -137,9 +144,15 @@ class Ingestor:
         report.timed("graph_write", t0)
         t0 = time.perf_counter()
         vectors = self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
+        chunk_vectors = self.embedder.embed_documents([passage_text(d.title, c.text) for d, c in chunks])
         report.timed("embed", t0)
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
+        self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
+            VectorPoint(key=c.id, vector=v, payload={"doc_id": c.doc_id, "chunk_id": c.id, "title": d.title,
+                                                     "position": c.position, "embedder": self.embedder.name})
+            for (d, c), v in zip(chunks, chunk_vectors, strict=True)
+        ])  # fmt: skip
         report.timed("vector_upsert", t0)
         t0 = time.perf_counter()
         statuses = []
@@ -186,6 +199,7 @@ class Ingestor:
         if not self._known_documents([doc_id]):
             return None
         self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
+        self.vectors.delete(CHUNK_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0
         rows = self.graph.write("writers/delete_document_memory", doc_id=doc_id, keep_document=keep_document)
         deleted: list[str] = rows[0]["deleted_ids"] if rows else []

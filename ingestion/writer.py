@@ -77,10 +77,11 @@ def build_rows(
             {"id": doc.id, "title": doc.title, "source": doc.source, "content_hash": doc.content_hash,
              "metadata_json": doc.metadata_json, "status": "pending"}
         )  # fmt: skip
+    titles = {doc.id: doc.title for doc in documents}
     for result in results:
         chunk = result.chunk
         rows.chunks.append(
-            {"id": chunk.id, "doc_id": chunk.doc_id, "position": chunk.position, "text": chunk.text,
+            {"id": chunk.id, "doc_id": chunk.doc_id, "title": titles.get(chunk.doc_id, ""), "position": chunk.position, "text": chunk.text,
              "content_hash": chunk.content_hash, "status": "failed" if result.error else "done",
              "error": result.error}
         )  # fmt: skip

@@ -297,6 +297,67 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
     render_result(console, result, trace=trace)
 
 
+# ------------------------------------------------------------------- eval
+@main.command("eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus to build memory from (default: the dataset's own paragraphs).")
+@click.option("-s", "--strategy", "strategies", multiple=True, help="Strategy to run (repeatable; default chain, bm25, dense).")
+@click.option("--limit", type=int, help="Only the first N questions.")
+@click.option("--decomposition", type=click.Choice(["gold", "llm", "offline"]), help="Sub-questions for chain search (default: gold when the dataset has them).")
+@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default ./eval-results/<dataset>).")
+@pass_context
+@friendly_errors
+def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: tuple[str, ...], limit: int | None,
+                 decomposition: str | None, out: Path | None) -> None:  # fmt: skip
+    """Evaluate strategies side by side on DATASET (MuSiQue format or [{question, answer}])."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from engramdb.ingestion.documents import make_document
+    from engramdb.ingestion.loaders import load_path
+    from engramdb.platform.errors import InputError
+    from engramdb.platform.llm import make_chat_model
+    from engramdb.platform.memory import Memory
+    from engramdb.retrieval.answering import LLMAnswerer
+    from engramdb.retrieval.eval_data import load_dataset
+    from engramdb.retrieval.eval_report import markdown_table, write_report
+    from engramdb.retrieval.evaluation import run_eval, summarize
+    from engramdb.retrieval.strategies import EvalContext, make_strategy
+
+    items = load_dataset(dataset)[:limit] if limit else load_dataset(dataset)
+    if corpus is not None:
+        documents = load_path(corpus)
+    else:
+        paragraphs = {(p["title"], p["text"]) for item in items for p in item.paragraphs if p["text"].strip()}
+        if not paragraphs:
+            raise InputError(f"{dataset} has no paragraphs: pass --corpus to build the memory from")
+        documents = [make_document(text, title=title) for title, text in sorted(paragraphs)]
+    settings = ctx.settings()
+    if decomposition is None:
+        decomposition = "gold" if all(i.gold_decomposition for i in items) else ("llm" if settings.llm else "offline")
+    if decomposition == "llm" and not settings.llm:
+        raise InputError("--decomposition llm needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+    names = list(strategies) or ["chain", "bm25", "dense"]
+    out_dir = out or Path("eval-results") / dataset.stem
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Memory(settings=settings) as memory:
+        with Progress(*columns, console=err_console) as bar:
+            task = bar.add_task("build memory", total=len(documents))
+            memory.ingest(documents, progress=lambda n: bar.advance(task, n))
+        model = make_chat_model(settings)
+        context = EvalContext(memory, decomposition, LLMAnswerer(model) if model else None)
+        runners = [make_strategy(name, context) for name in names]
+        with Progress(*columns, console=err_console) as bar:
+            task = bar.add_task("evaluate", total=len(items))
+            records = run_eval(runners, items, progress=lambda n: bar.advance(task, n))
+        summary = summarize(records)
+        meta = {"dataset": str(dataset), "corpus": str(corpus or "dataset paragraphs"), "passages": len(documents),
+                "questions": len(items), "namespace": memory.namespace, "decomposition": decomposition,
+                "llm": settings.llm or "none (offline)", "embedder": memory.embedder.name}  # fmt: skip
+    paths = write_report(out_dir, meta, summary, records)
+    console.print(markdown_table(summary), highlight=False)
+    console.print(f"results: {paths['json']}, {paths['markdown']}, plots in {out_dir}")
+
+
 # ---------------------------------------------------------- config/doctor
 @main.group()
 def config() -> None:

@@ -28,6 +28,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -469,3 +470,29 @@ def make_embedder(settings: Settings) -> Embedder:
             )
         return VoyageEmbedder(model, key)
     raise ConfigError(f"unknown embedder {settings.embedder!r}: valid values are {_VALID}")
+
+
+# --------------------------------------------------------------------------- token counting
+
+
+@lru_cache(maxsize=1)
+def _counting_tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    path = _package_dir(_TOKENIZER_PACKAGE, _TOKENIZER_PIP, "tokenizer") / "model" / "tokenizer.json"
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def count_tokens(texts: Sequence[str]) -> int:
+    """Total WordPiece tokens of texts (no truncation, no special tokens).
+
+    One offline tokenizer for every evidence-size figure engramdb reports, so
+    QA evidence and passage baselines are measured with the same ruler.
+    """
+    texts = [t for t in texts if t]
+    if not texts:
+        return 0
+    return sum(len(e.ids) for e in _counting_tokenizer().encode_batch(texts, add_special_tokens=False))

@@ -125,13 +125,15 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Node and relationship counts of this namespace, plus vector counts."""
-        from engramdb.ingestion.pipeline import QA_COLLECTION
+        from engramdb.ingestion.pipeline import CHUNK_COLLECTION, QA_COLLECTION
 
         row = self.graph.read("traversals/namespace_counts")[0]
-        self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
+        for collection in (QA_COLLECTION, CHUNK_COLLECTION):
+            self.vectors.ensure_collection(collection, self.embedder.dim)
         qa_vectors = self.vectors.count(QA_COLLECTION, self.namespace)
+        chunk_vectors = self.vectors.count(CHUNK_COLLECTION, self.namespace)
         statuses = {r["status"]: r["count"] for r in self.graph.read("traversals/document_status_counts")}
-        return {"namespace": self.namespace, **row, "qa_vectors": qa_vectors,
+        return {"namespace": self.namespace, **row, "qa_vectors": qa_vectors, "chunk_vectors": chunk_vectors,
                 "documents_done": statuses.get("done", 0), "documents_pending": statuses.get("pending", 0),
                 "documents_failed": statuses.get("failed", 0)}  # fmt: skip
 

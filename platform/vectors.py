@@ -47,7 +47,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from qdrant_client import models as qm
 
 __all__ = [
+    "DEFAULT_HNSW_EF",
+    "FULL_SCAN_THRESHOLD_KB",
     "INDEXED_FIELDS",
+    "INDEXING_THRESHOLD_KB",
     "KEY_FIELD",
     "TENANT_FIELD",
     "EdgeVectorStore",
@@ -57,8 +60,11 @@ __all__ = [
     "VectorPoint",
     "VectorStore",
     "VectorStoreError",
+    "edge_filter",
     "open_vector_store",
     "point_id",
+    "server_filter",
+    "server_points",
 ]
 
 #: Payload field holding the namespace; indexed as the tenant key.

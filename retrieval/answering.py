@@ -24,7 +24,7 @@ NA = "N/A"
 # absent from memory (benchmarks/calibrate_na.py): see README "N/A threshold".
 DEFAULT_NA_THRESHOLD = 0.45
 
-ANSWER_PROMPT = """Answer the question using ONLY the question-answer pairs given as evidence.
+ANSWER_PROMPT = """Answer the question using ONLY the evidence given (question-answer pairs or passages).
 Reply with the answer alone: a name, date, number or short phrase, with no explanation.
 If the evidence does not contain the answer, reply exactly N/A."""
 
@@ -60,9 +60,13 @@ class LLMAnswerer:
         self.model = model
 
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
-        if not evidence:
+        return self.answer_texts(question, [e.text for e in evidence])
+
+    def answer_texts(self, question: str, texts: Sequence[str]) -> Answer:
+        """Answer from any evidence texts (QA pairs, or passages for the baselines)."""
+        if not texts:
             return Answer(NA)
-        lines = "\n".join(f"{i}. {e.text}" for i, e in enumerate(evidence, start=1))
+        lines = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))
         messages = [SystemMessage(ANSWER_PROMPT), HumanMessage(f"Evidence:\n{lines}\n\nQuestion: {question}")]
         reply = self.model.invoke(messages)
         tokens = token_usage(reply, sum(len(message_text(m)) for m in messages))  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engramdb.platform.embedders import Embedder
+from engramdb.platform.embedders import Embedder, count_tokens
 from engramdb.platform.graph import Graph
 from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval.answering import DEFAULT_NA_THRESHOLD, LLMAnswerer, OfflineAnswerer
@@ -91,7 +91,7 @@ class Asker:
         return AskResult(
             question=question, answer=answer.text, evidence=evidence, chains=chains, citations=citations,
             decomposition=[list(s) for s in decomp.sequences],
-            evidence_tokens=count_tokens(self.embedder, [e.text for e in evidence]),
+            evidence_tokens=count_tokens([e.text for e in evidence]),
             timings=timings, trace=outcome.trace, answered_by=self.answerer.name,
         )  # fmt: skip
 
@@ -137,12 +137,3 @@ def _evidence(chains: Sequence[Chain]) -> list[Evidence]:
                 best[qa.qa_id] = Evidence(qa.qa_id, qa.question, qa.answer_names, step.score, qa.doc_id, qa.chunk_id)
     return sorted(best.values(), key=lambda e: (-e.score, e.qa_id))
 
-
-def count_tokens(embedder: Embedder, texts: Sequence[str]) -> int:
-    """Evidence size in tokens (the embedder's tokenizer when it has one, else words × 4/3)."""
-    if not texts:
-        return 0
-    counter = getattr(embedder, "count_tokens", None)
-    if callable(counter):
-        return int(sum(counter(list(texts))))
-    return int(sum(len(t.split()) for t in texts) * 4 / 3)

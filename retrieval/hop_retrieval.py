@@ -31,8 +31,11 @@ _STOP = frozenset(
 )
 
 
-def lucene_query(text: str, namespace: str) -> str | None:
-    """A safe Lucene query for the entity index: plain word terms only, namespace required.
+ENTITY_FIELDS = {"name": 2.0, "aliases_text": 2.0, "roles_text": 1.0, "states_text": 1.0}
+
+
+def lucene_query(text: str, namespace: str, fields: dict[str, float] | None = None) -> str | None:
+    """A safe Lucene query over a full-text index: plain word terms only, namespace required.
 
     Only ``[A-Za-z0-9]`` words reach Lucene, so no user text can form query
     syntax; returns None when the text has no searchable words.
@@ -43,8 +46,10 @@ def lucene_query(text: str, namespace: str) -> str | None:
         return None
     group = " ".join(terms)
     ns_terms = " ".join(w.lower() for w in _WORD.findall(namespace)) or namespace.lower()
-    fields = f"name:({group})^2 aliases_text:({group})^2 roles_text:({group}) states_text:({group})"
-    return f'+namespace:"{ns_terms}" +({fields})'
+    clauses = " ".join(
+        f"{name}:({group})" + (f"^{boost:g}" if boost != 1.0 else "") for name, boost in (fields or ENTITY_FIELDS).items()
+    )
+    return f'+namespace:"{ns_terms}" +({clauses})'
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ def test_stats_equal_what_the_extractor_produced(memory: Memory, musique_corpus)
     assert report.verb_phrases == stats["verb_phrases"]
     assert report.qa_pairs == stats["qa_pairs"] == stats["qa_vectors"]
     assert report.qa_edges == stats["qa_edges"]
+    assert stats["chunk_vectors"] == stats["chunks"]
     assert report.qa_pairs > 25  # the extractor found facts in these passages
     assert 0 < stats["entities"] <= report.entity_mentions
 
@@ -70,6 +71,8 @@ def test_delete_cascades_but_shared_entities_survive(memory: Memory, driver) -> 
     ):
         assert _count(driver, query, ns=ns) == 0, query
     assert memory.vectors.count("qa", ns, where={"doc_id": "curie"}) == 0
+    assert memory.vectors.count("chunks", ns, where={"doc_id": "curie"}) == 0
+    assert memory.vectors.count("chunks", ns, where={"doc_id": "warsaw"}) == 1
     assert _count(driver, "MATCH (e:Entity {namespace: $ns, name: 'Warsaw'}) RETURN count(e)", ns=ns) == 1
     assert memory.stats()["qa_pairs"] == memory.stats()["qa_vectors"] > 0
 

@@ -16,5 +16,7 @@ CREATE INDEX qa_id IF NOT EXISTS FOR ()-[r:QA]-() ON (r.id);
 // `namespace` is indexed too so a search can be restricted to one namespace
 // inside Lucene (see traversals/entity_bm25.cypher).
 CREATE FULLTEXT INDEX entity_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text, n.namespace];
+// BM25 over passages (the baseline `ask` is compared with; also keyword search).
+CREATE FULLTEXT INDEX chunk_fulltext IF NOT EXISTS FOR (n:Chunk) ON EACH [n.title, n.text, n.namespace];
 // Wait until every index is online before the first query uses it.
 CALL db.awaitIndexes(300);

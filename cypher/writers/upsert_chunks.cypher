@@ -1,10 +1,11 @@
 // Chunks of documents, linked from their Document. A failed chunk keeps its
 // reason in `error` and gets no entities, verb phrases or QA edges.
-// $rows: [{id, doc_id, position, text, content_hash, status, error}]
+// $rows: [{id, doc_id, title, position, text, content_hash, status, error}]
 UNWIND $rows AS row
 MATCH (d:Document {namespace: $namespace, id: row.doc_id})
 MERGE (c:Chunk {namespace: $namespace, id: row.id})
 SET c.doc_id = row.doc_id,
+    c.title = row.title,
     c.position = row.position,
     c.text = row.text,
     c.content_hash = row.content_hash,

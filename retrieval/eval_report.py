@@ -1,0 +1,85 @@
+"""Write an evaluation's results: per-question JSON, a Markdown table, PNG plots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engramdb.retrieval.evaluation import Record, records_as_dicts
+
+COLUMNS = [
+    ("strategy", "strategy", "{}"), ("questions", "n", "{}"), ("em", "EM", "{:.1%}"), ("f1", "F1", "{:.1%}"),
+    ("recall@2", "R@2", "{:.1%}"), ("recall@5", "R@5", "{:.1%}"), ("answer_in_evidence", "ans∈evid", "{:.1%}"),
+    ("evidence_tokens_mean", "tokens", "{:.0f}"), ("latency_p50_ms", "p50 ms", "{:.0f}"),
+    ("latency_p95_ms", "p95 ms", "{:.0f}"), ("refusal_accuracy", "refusal acc", "{:.1%}"),
+    ("na_rate_answerable", "N/A rate", "{:.1%}"),
+]  # fmt: skip
+
+
+def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
+    shown = [c for c in COLUMNS if any(row.get(c[0]) is not None for row in summary)]
+    lines = ["| " + " | ".join(h for _, h, _ in shown) + " |", "|" + "---|" * len(shown)]
+    for row in summary:
+        cells = ["—" if row.get(k) is None else fmt.format(row[k]) for k, _, fmt in shown]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(out_dir: Path, meta: dict[str, Any], summary: list[dict[str, Any]], records: Sequence[Record]) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / "results.json", "markdown": out_dir / "summary.md"}
+    paths["json"].write_text(json.dumps({"meta": meta, "summary": summary, "records": records_as_dicts(records)},
+                                        indent=2, default=str))  # fmt: skip
+    lines = [f"# engramdb eval — {meta.get('dataset', '')}", "", _describe(meta), "", markdown_table(summary), "",
+             "ans∈evid: share of answerable questions whose gold answer (or an alias) appears in the evidence "
+             "given to the reader. tokens: mean evidence size (WordPiece tokens).", ""]  # fmt: skip
+    paths.update(_plots(out_dir, summary, records))
+    lines += [f"![{name}]({path.name})" for name, path in paths.items() if path.suffix == ".png"]
+    paths["markdown"].write_text("\n".join(lines) + "\n")
+    return paths
+
+
+def _describe(meta: dict[str, Any]) -> str:
+    parts = [f"{k}: {v}" for k, v in meta.items() if k != "dataset"]
+    return "; ".join(parts)
+
+
+def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Record]) -> dict[str, Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths: dict[str, Path] = {}
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for row in summary:
+        quality = row["answer_in_evidence"] or 0.0
+        ax.scatter(row["evidence_tokens_mean"], quality * 100, s=80)
+        ax.annotate(str(row["strategy"]), (row["evidence_tokens_mean"], quality * 100), textcoords="offset points",
+                    xytext=(6, 6))  # fmt: skip
+        if row.get("f1") is not None:
+            ax.scatter(row["evidence_tokens_mean"], row["f1"] * 100, marker="x", color="black")
+    ax.set_xlabel("evidence tokens per question (mean)")
+    ax.set_ylabel("% of questions (dot: answer in evidence, x: F1)")
+    ax.set_title("Quality against evidence size")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    paths["quality_vs_tokens"] = out_dir / "quality_vs_tokens.png"
+    fig.tight_layout()
+    fig.savefig(paths["quality_vs_tokens"], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    names = [str(row["strategy"]) for row in summary]
+    ax.boxplot([[r.latency_ms for r in records if r.strategy == n] for n in names], showfliers=True)
+    ax.set_xticks(range(1, len(names) + 1), names)
+    ax.set_ylabel("latency per question (ms)")
+    ax.set_title("Latency distribution")
+    ax.grid(alpha=0.3, axis="y")
+    paths["latency"] = out_dir / "latency.png"
+    fig.tight_layout()
+    fig.savefig(paths["latency"], dpi=120)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,108 @@
+"""``engramdb eval``: every registered strategy on one dataset and one memory, same metrics.
+
+Per question and strategy it records the answer, EM and F1 (standard
+normalisation, best over aliases), recall@2/@5 of the gold supporting
+passages, whether a gold answer appears in the evidence, evidence tokens and
+latency; for unanswerable items, whether the strategy refused (N/A).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from engramdb.retrieval.answering import NA
+from engramdb.retrieval.eval_data import EvalItem
+from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, recall_at_k
+from engramdb.retrieval.strategies import Strategy
+
+
+@dataclass
+class Record:
+    strategy: str
+    item_id: str
+    question: str
+    gold: list[str]
+    answerable: bool
+    answer: str | None
+    em: float | None
+    f1: float | None
+    refused: bool | None
+    recall_at_2: float | None
+    recall_at_5: float | None
+    answer_in_evidence: bool
+    evidence_tokens: int
+    latency_ms: float
+    evidence: list[str]
+    passage_ids: list[str]
+    error: str | None = None
+
+
+def score(strategy: Strategy, item: EvalItem) -> Record:
+    out = strategy.run(item)
+    answered = out.answer is not None
+    em = f1 = None
+    if answered and item.answerable:
+        em, f1 = exact_match(out.answer or "", item.answers), f1_score(out.answer or "", item.answers)
+    has_gold_passages = bool(item.supporting_doc_ids)
+    return Record(
+        strategy=strategy.name, item_id=item.id, question=item.question, gold=list(item.answers),
+        answerable=item.answerable, answer=out.answer, em=em, f1=f1,
+        refused=(out.answer == NA) if answered else None,
+        recall_at_2=recall_at_k(out.passage_ids, item.supporting_doc_ids, 2) if has_gold_passages else None,
+        recall_at_5=recall_at_k(out.passage_ids, item.supporting_doc_ids, 5) if has_gold_passages else None,
+        answer_in_evidence=item.answerable and answer_in_text(item.answers, out.evidence_texts),
+        evidence_tokens=out.evidence_tokens, latency_ms=out.seconds * 1000, evidence=out.evidence_texts,
+        passage_ids=out.passage_ids,
+    )  # fmt: skip
+
+
+def run_eval(
+    strategies: Sequence[Strategy], items: Sequence[EvalItem], progress: Callable[[int], None] | None = None
+) -> list[Record]:
+    records: list[Record] = []
+    for item in items:
+        for strategy in strategies:
+            records.append(score(strategy, item))
+        if progress:
+            progress(1)
+    return records
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(present) / len(present) if present else None
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def summarize(records: Sequence[Record]) -> list[dict[str, object]]:
+    """One row per strategy, in first-seen order."""
+    rows = []
+    for name in dict.fromkeys(r.strategy for r in records):
+        mine = [r for r in records if r.strategy == name]
+        answerable = [r for r in mine if r.answerable]
+        unanswerable = [r for r in mine if not r.answerable]
+        latencies = [r.latency_ms for r in mine]
+        rows.append({
+            "strategy": name, "questions": len(mine),
+            "em": _mean([r.em for r in answerable]), "f1": _mean([r.f1 for r in answerable]),
+            "recall@2": _mean([r.recall_at_2 for r in answerable]),
+            "recall@5": _mean([r.recall_at_5 for r in answerable]),
+            "answer_in_evidence": _mean([float(r.answer_in_evidence) for r in answerable]),
+            "evidence_tokens_mean": statistics.fmean(r.evidence_tokens for r in mine),
+            "evidence_tokens_median": statistics.median(r.evidence_tokens for r in mine),
+            "latency_p50_ms": _pct(latencies, 50), "latency_p95_ms": _pct(latencies, 95),
+            "refusal_accuracy": _mean([float(bool(r.refused)) for r in unanswerable if r.refused is not None]),
+            "na_rate_answerable": _mean([float(bool(r.refused)) for r in answerable if r.refused is not None]),
+        })  # fmt: skip
+    return rows
+
+
+def records_as_dicts(records: Sequence[Record]) -> list[dict[str, object]]:
+    return [asdict(r) for r in records]
