@@ -1,0 +1,108 @@
+"""The click CLI end to end against the session's real Neo4j (as a configured server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb.platform.cli import main
+
+
+@pytest.fixture
+def cli_env(isolated_settings, namespace: str) -> dict[str, str]:
+    return {
+        "ENGRAMDB_HOME": str(isolated_settings.home),
+        "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
+        "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value(),
+        "ENGRAMDB_NAMESPACE": namespace,
+        "ENGRAMDB_CONFIG": "none",
+    }
+
+
+def run(env: dict[str, str], *args: str, input: str | None = None):
+    return CliRunner().invoke(main, list(args), env=env, input=input, catch_exceptions=False)
+
+
+def test_config_show_masks_secrets(cli_env) -> None:
+    result = run({**cli_env, "VOYAGE_API_KEY": "vk-secret-value"}, "config", "show", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["voyage_api_key"] == "********" and data["neo4j_password"] == "********"
+    assert "vk-secret-value" not in result.output and cli_env["ENGRAMDB_NEO4J_PASSWORD"] not in result.output
+
+
+def test_config_file_is_read_and_bad_values_are_named(cli_env, tmp_path: Path) -> None:
+    config = tmp_path / "engramdb.toml"
+    config.write_text('namespace = "from-file"\nneo4j_heap = "2g"\n')
+    env = {**cli_env, "ENGRAMDB_CONFIG": str(config)}
+    del env["ENGRAMDB_NAMESPACE"]
+    data = json.loads(run(env, "config", "show", "--json").output)
+    assert data["namespace"] == "from-file" and data["neo4j_heap"] == "2g"
+    bad = run({**cli_env, "ENGRAMDB_NEO4J_HEAP": "lots"}, "config", "show")
+    assert bad.exit_code == 1 and "neo4j_heap" in bad.output
+
+
+def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "curie.md").write_text("# Marie Curie\n\nMarie Curie was born in Warsaw. She won the Nobel Prize in 1903.\n")
+    (folder / "warsaw.txt").write_text("Warsaw is the capital of Poland.")
+    result = run(cli_env, "ingest", str(folder))
+    assert result.exit_code == 0, result.output
+    assert "2 ingested" in result.output
+    stats = json.loads(run(cli_env, "stats", "--json").output)
+    assert stats["documents"] == 2 and stats["qa_pairs"] == stats["qa_vectors"] > 0
+
+    again = run(cli_env, "ingest", str(folder))
+    assert "0 ingested, 2 unchanged" in again.output
+
+    answer = run(cli_env, "ask", "Where was Marie Curie born?", "--json")
+    assert answer.exit_code == 0
+    data = json.loads(answer.output)
+    assert data["answer"] == "Warsaw" and data["citations"][0]["doc_id"] == "curie.md"
+
+    traced = run(cli_env, "ask", "Where was Marie Curie born?", "--trace")
+    assert "hop 1" in traced.output and "kept" in traced.output
+
+    deleted = run(cli_env, "delete", "curie.md")
+    assert deleted.exit_code == 0 and "deleted curie.md" in deleted.output
+    assert json.loads(run(cli_env, "stats", "--json").output)["documents"] == 1
+    missing = run(cli_env, "delete", "curie.md")
+    assert missing.exit_code == 1 and "no document 'curie.md'" in missing.output
+
+
+def test_ingest_from_stdin_and_clear_errors(cli_env, tmp_path: Path) -> None:
+    ok = run(cli_env, "ingest", "-", input=json.dumps([{"title": "Oslo", "text": "Oslo is the capital of Norway."}]))
+    assert ok.exit_code == 0 and "1 ingested" in ok.output
+    bad = run(cli_env, "ingest", str(tmp_path / "nope.json"))
+    assert bad.exit_code == 1 and "no such file or folder" in bad.output
+    weird = tmp_path / "data.csv"
+    weird.write_text("a,b")
+    unsupported = run(cli_env, "ingest", str(weird))
+    assert unsupported.exit_code == 1 and "unsupported file type .csv" in unsupported.output
+    bad_ns = run({**cli_env, "ENGRAMDB_NAMESPACE": "bad namespace!"}, "stats")
+    assert bad_ns.exit_code == 1 and "invalid namespace" in bad_ns.output
+
+
+def test_eval_prints_table_and_writes_report(cli_env, shared_dir: Path, tmp_path: Path) -> None:
+    dataset = shared_dir / "data" / "musique" / "questions.json"
+    out = tmp_path / "eval"
+    result = run(cli_env, "eval", str(dataset), "--limit", "2", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    for name in ("chain", "bm25", "dense"):
+        assert f"| {name} |" in result.output
+    report = json.loads((out / "results.json").read_text())
+    assert len(report["records"]) == 6 and report["meta"]["decomposition"] == "gold"
+    assert {r["strategy"] for r in report["summary"]} == {"chain", "bm25", "dense"}
+    assert (out / "quality_vs_tokens.png").stat().st_size > 1000 and (out / "latency.png").is_file()
+    assert "| strategy |" in (out / "summary.md").read_text()
+
+
+def test_neo4j_commands_refuse_an_external_server(cli_env) -> None:
+    result = run(cli_env, "neo4j", "stop")
+    assert result.exit_code == 1 and "external Neo4j is configured" in result.output
+    status = run(cli_env, "neo4j", "status")
+    assert status.exit_code == 0 and "external Neo4j configured" in status.output
