@@ -22,11 +22,18 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 	$(BIN)/pip install --quiet --no-deps --force-reinstall .
 
+# The main job end to end on the embedded defaults: start Neo4j, build memory
+# from a small sample of real MuSiQue passages offline, answer two multi-hop
+# questions (one with its trace), and show what memory holds.
 demo: install
 	$(BIN)/engramdb neo4j start
 	$(BIN)/engramdb init
+	$(BIN)/engramdb -n demo ingest ingestion/sample_corpus.json
+	$(BIN)/engramdb -n demo ask "What country was the author of Brand a citizen of?" --trace
+	$(BIN)/engramdb -n demo ask "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+	$(BIN)/engramdb -n demo stats
 	$(BIN)/engramdb doctor
-	$(BIN)/engramdb stats
+	@echo "Neo4j is still running: browse http://127.0.0.1:7474/browser/ (stop it with: $(BIN)/engramdb neo4j stop)"
 
 test: install
 	$(BIN)/ruff check platform ingestion retrieval tests benchmarks

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from engramdb.platform.embedders import Embedder
 from engramdb.retrieval.decomposition import PLACEHOLDER
-from engramdb.retrieval.hop_retrieval import HopRetriever
+from engramdb.retrieval.hop_retrieval import HopRequest, HopRetriever
 from engramdb.retrieval.rerankers import Reranker
 from engramdb.retrieval.results import Chain, ChainStep, HopTrace
 
@@ -85,10 +85,13 @@ class ChainSearch:
             timings["embed"] += time.perf_counter() - started
             extensions: list[Chain] = []
             hop_trace = HopTrace(seq_index, hop, [q for q, _, _ in instantiated], [], [], [])
-            for chain, (query, ids, names), vector in zip(beams, instantiated, vectors, strict=True):
-                started = time.perf_counter()
-                candidates = self.hops.retrieve(query, vector, ids)
-                timings["retrieve"] += time.perf_counter() - started
+            started = time.perf_counter()
+            requests = [HopRequest(q, v, tuple(ids)) for (q, ids, _), v in zip(instantiated, vectors, strict=True)]
+            retrieved = self.hops.retrieve_many(requests)
+            timings["retrieve"] += time.perf_counter() - started
+            for chain, (query, _ids, names), found in zip(beams, instantiated, retrieved, strict=True):
+                visited = _visited(chain)
+                candidates = [c for c in found if not set(c.answer_ids) <= visited]
                 started = time.perf_counter()
                 scored = self.reranker.score(query, candidates, names)[:k]
                 timings["rerank"] += time.perf_counter() - started
@@ -97,6 +100,8 @@ class ChainSearch:
                     if trace:
                         hop_trace.candidates.append((query, item.qa.text, item.score))
                     for answer_id, answer_name in zip(item.qa.answer_ids, item.qa.answer_names, strict=True):
+                        if answer_id in visited:
+                            continue  # a chain never loops back to an entity it already went through
                         step = ChainStep(query, item.qa, answer_id, answer_name, item.score)
                         score = (prior * max(item.score, 1e-9)) ** (1.0 / hop)
                         extensions.append(Chain(steps=(*chain.steps, step), score=score))
@@ -120,6 +125,15 @@ class ChainSearch:
             if not beams:
                 break
         return [c for c in beams if c.steps]
+
+
+def _visited(chain: Chain) -> set[str]:
+    """Entities a chain has passed through: earlier answers and the entities its QA pairs asked about."""
+    seen: set[str] = set()
+    for step in chain.steps:
+        seen.add(step.answer_id)
+        seen.update(step.qa.question_entity_ids)
+    return seen
 
 
 def _summary(chain: Chain) -> str:

@@ -53,6 +53,15 @@ def lucene_query(text: str, namespace: str, fields: dict[str, float] | None = No
 
 
 @dataclass(frozen=True)
+class HopRequest:
+    """One instantiated sub-question: its text, its embedding, and the entities it is about."""
+
+    query: str
+    vector: np.ndarray
+    input_entity_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class HopSettings:
     entity_top_k: int = 20  # BM25 entities per hop (paper default)
     qa_per_entity: int = 40  # QA pairs collected per entity
@@ -67,38 +76,52 @@ class HopRetriever:
         self.vectors = vectors
         self.settings = settings or HopSettings()
 
-    def entities(self, text: str) -> list[dict[str, Any]]:
-        query = lucene_query(text, self.graph.namespace)
-        if query is None:
-            return []
-        return self.graph.read("traversals/entity_bm25", lucene=query, limit=self.settings.entity_top_k)
-
     def retrieve(
         self, query: str, query_vector: np.ndarray, input_entity_ids: Sequence[str] = ()
     ) -> list[QACandidate]:
-        merged: dict[str, QACandidate] = {}
-        bm25 = {row["id"]: row["score"] for row in self.entities(query)}
-        graph_ids = list(dict.fromkeys([*input_entity_ids, *bm25]))
-        if graph_ids:
+        return self.retrieve_many([HopRequest(query, query_vector, tuple(input_entity_ids))])[0]
+
+    def retrieve_many(self, requests: Sequence[HopRequest]) -> list[list[QACandidate]]:
+        """Candidates for several instantiated sub-questions (the beams of one hop) in a few round trips."""
+        merged: list[dict[str, QACandidate]] = [{} for _ in requests]
+        bm25: list[dict[str, float]] = [{} for _ in requests]
+        queries = []
+        for i, request in enumerate(requests):
+            lucene = lucene_query(request.query, self.graph.namespace)
+            if lucene is not None:
+                queries.append({"i": i, "lucene": lucene})
+        if queries:
+            for row in self.graph.read("traversals/entity_bm25_many", queries=queries, limit=self.settings.entity_top_k):
+                bm25[row["i"]][row["id"]] = row["score"]
+        wanted = [list(dict.fromkeys([*r.input_entity_ids, *bm25[i]])) for i, r in enumerate(requests)]
+        all_ids = list(dict.fromkeys(e for ids in wanted for e in ids))
+        by_entity: dict[str, list[dict[str, Any]]] = {}
+        if all_ids:
             rows = self.graph.read(
-                "traversals/qa_pairs_of_entities", entity_ids=graph_ids,
-                limit=self.settings.qa_per_entity * len(graph_ids), per_entity=self.settings.qa_per_entity,
+                "traversals/qa_pairs_of_entities", entity_ids=all_ids,
+                limit=self.settings.qa_per_entity * len(all_ids), per_entity=self.settings.qa_per_entity,
             )  # fmt: skip
             for row in rows:
-                via = "entity" if row["via_entity"] in input_entity_ids else "bm25"
-                cand = _from_row(row, bm25.get(row["via_entity"]), via)
-                merged[cand.qa_id] = _merge(merged.get(cand.qa_id), cand)
-        for hit in self.vectors.search(
-            QA_COLLECTION, self.graph.namespace, query_vector, self.settings.dense_top_k
-        ):
-            cand = _from_payload(hit.key, hit.payload, hit.score)
-            merged[cand.qa_id] = _merge(merged.get(cand.qa_id), cand)
-        missing = [qa_id for qa_id, c in merged.items() if c.dense_score is None]
-        if missing:
-            stored = self.vectors.get_vectors(QA_COLLECTION, self.graph.namespace, missing)
-            for qa_id, vec in stored.items():
-                merged[qa_id] = replace(merged[qa_id], dense_score=float(np.dot(vec, query_vector)))
-        return list(merged.values())
+                by_entity.setdefault(row["via_entity"], []).append(row)
+        for i, request in enumerate(requests):
+            for entity_id in wanted[i]:
+                via = "entity" if entity_id in request.input_entity_ids else "bm25"
+                for row in by_entity.get(entity_id, ()):
+                    cand = _from_row(row, bm25[i].get(entity_id), via)
+                    merged[i][cand.qa_id] = _merge(merged[i].get(cand.qa_id), cand)
+            hits = self.vectors.search(QA_COLLECTION, self.graph.namespace, request.vector, self.settings.dense_top_k)
+            for hit in hits:
+                cand = _from_payload(hit.key, hit.payload, hit.score)
+                merged[i][cand.qa_id] = _merge(merged[i].get(cand.qa_id), cand)
+        missing = list(dict.fromkeys(q for m in merged for q, c in m.items() if c.dense_score is None))
+        stored = self.vectors.get_vectors(QA_COLLECTION, self.graph.namespace, missing) if missing else {}
+        out: list[list[QACandidate]] = []
+        for i, request in enumerate(requests):
+            for qa_id, cand in merged[i].items():
+                if cand.dense_score is None and qa_id in stored:
+                    merged[i][qa_id] = replace(cand, dense_score=float(np.dot(stored[qa_id], request.vector)))
+            out.append(list(merged[i].values()))
+        return out
 
 
 def _from_row(row: dict[str, Any], bm25: float | None, via: str) -> QACandidate:

@@ -67,3 +67,11 @@ def test_write_many_is_one_transaction(driver) -> None:
 def test_invalid_namespace_is_rejected(driver) -> None:
     with pytest.raises(ValueError, match="invalid namespace"):
         Graph(driver, "bad namespace; DROP")
+
+
+def test_browser_example_queries_run(driver) -> None:
+    names = cypher_files.names("examples")
+    assert len(names) >= 4
+    params = {"namespace": "examples-test", "doc_id": "d", "name": "n", "entity_id": "e"}
+    for name in names:
+        driver.execute_query(cypher_files.query(name), params)  # runs without error on an empty namespace
