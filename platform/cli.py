@@ -317,7 +317,6 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
     from engramdb.platform.errors import InputError
     from engramdb.platform.llm import make_chat_model
     from engramdb.platform.memory import Memory
-    from engramdb.retrieval.answering import LLMAnswerer
     from engramdb.retrieval.eval_data import load_dataset
     from engramdb.retrieval.eval_report import markdown_table, write_report
     from engramdb.retrieval.evaluation import run_eval, summarize
@@ -343,8 +342,7 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
         with Progress(*columns, console=err_console) as bar:
             task = bar.add_task("build memory", total=len(documents))
             memory.ingest(documents, progress=lambda n: bar.advance(task, n))
-        model = make_chat_model(settings)
-        context = EvalContext(memory, decomposition, LLMAnswerer(model) if model else None)
+        context = EvalContext(memory, decomposition, make_chat_model(settings))
         runners = [make_strategy(name, context) for name in names]
         with Progress(*columns, console=err_console) as bar:
             task = bar.add_task("evaluate", total=len(items))

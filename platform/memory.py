@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import BaseChatModel
 from neo4j import Driver
 
 from engramdb.platform.config import Settings, validate_namespace
@@ -70,20 +71,35 @@ class Memory:
     def asker(self) -> Asker:
         return self.make_asker()
 
-    def make_asker(self, recipe: AskRecipe | None = None) -> Asker:
-        """An Asker wired to this memory: LLM decomposition/answers and Voyage reranking when configured."""
+    def make_asker(
+        self,
+        recipe: AskRecipe | None = None,
+        *,
+        chat_model: BaseChatModel | None = None,
+        decomposition: str = "auto",
+    ) -> Asker:
+        """An Asker wired to this memory.
+
+        ``chat_model`` (default: the configured LLM, if any) decomposes and
+        answers; ``decomposition`` is ``auto`` (the LLM when there is one, else
+        the offline rules), ``llm`` or ``offline``. Voyage reranks when a key is set.
+        """
+        from engramdb.platform.errors import ConfigError
         from engramdb.platform.llm import make_chat_model
         from engramdb.retrieval.answering import LLMAnswerer
         from engramdb.retrieval.ask import Asker
-        from engramdb.retrieval.decomposition import LLMDecomposer
+        from engramdb.retrieval.decomposition import LLMDecomposer, OfflineDecomposer
         from engramdb.retrieval.rerankers import OfflineReranker, VoyageReranker
 
-        model = make_chat_model(self.settings)
+        model = chat_model or make_chat_model(self.settings)
+        if decomposition == "llm" and model is None:
+            raise ConfigError("LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+        use_llm = model is not None and decomposition in ("auto", "llm")
         key = self.settings.voyage_api_key
         reranker = VoyageReranker(key.get_secret_value()) if key and key.get_secret_value() else OfflineReranker()
         return Asker(
             self.graph, self.vectors, self.embedder, reranker,
-            decomposer=LLMDecomposer(model) if model else None,
+            decomposer=LLMDecomposer(model) if use_llm else OfflineDecomposer(),  # type: ignore[arg-type]
             answerer=LLMAnswerer(model) if model else None,
             recipe=recipe,
         )  # fmt: skip

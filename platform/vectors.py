@@ -208,6 +208,10 @@ def point_id(namespace: str, key: str) -> str:
     return str(uuid.uuid5(_ID_NAMESPACE, f"{namespace}:{key}"))
 
 
+def _no_collection(collection: str) -> VectorInputError:
+    return VectorInputError(f"vector collection {collection!r} does not exist: call ensure_collection() first")
+
+
 def _check_collection(collection: str) -> str:
     if not isinstance(collection, str) or not _COLLECTION_PATTERN.match(collection):
         raise VectorInputError(
@@ -491,9 +495,7 @@ class EdgeVectorStore:
     def _require(self, collection: str) -> _Shard:
         s = self._shard(collection)
         if s is None:
-            raise VectorInputError(
-                f"vector collection {collection!r} does not exist: call ensure_collection() first"
-            )
+            raise _no_collection(collection)
         return s
 
     # -- interface -------------------------------------------------------
@@ -728,9 +730,7 @@ class QdrantServerStore:
     def _require(self, collection: str) -> int:
         dim = self._dim(collection)
         if dim is None:
-            raise VectorInputError(
-                f"vector collection {collection!r} does not exist: call ensure_collection() first"
-            )
+            raise _no_collection(collection)
         return dim
 
     def ensure_collection(self, collection: str, dim: int) -> None:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from langchain_core.language_models import BaseChatModel
+
 from engramdb.ingestion.pipeline import CHUNK_COLLECTION, passage_text
 from engramdb.platform.embedders import count_tokens
 from engramdb.platform.memory import Memory
@@ -53,7 +55,11 @@ class Strategy(Protocol):
 class EvalContext:
     memory: Memory
     decomposition: str = "gold"  # gold | llm | offline
-    answerer: LLMAnswerer | None = None
+    chat_model: BaseChatModel | None = None  # answers (all strategies) and decomposes (chain, "llm")
+
+    @property
+    def answerer(self) -> LLMAnswerer | None:
+        return LLMAnswerer(self.chat_model) if self.chat_model is not None else None
 
 
 StrategyFactory = Callable[[EvalContext], Strategy]
@@ -84,11 +90,8 @@ class ChainStrategy:
 
     def __init__(self, context: EvalContext) -> None:
         self.context = context
-        self.asker = context.memory.make_asker()
-        if context.decomposition == "offline":
-            from engramdb.retrieval.decomposition import OfflineDecomposer
-
-            self.asker.decomposer = OfflineDecomposer()
+        mode = "offline" if context.decomposition in ("gold", "offline") else "llm"
+        self.asker = context.memory.make_asker(chat_model=context.chat_model, decomposition=mode)
 
     def _decomposition(self, item: EvalItem) -> Decomposition | None:
         if self.context.decomposition == "gold":
