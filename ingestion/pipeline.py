@@ -27,6 +27,9 @@ from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
 from engramdb.platform.vectors import VectorPoint, VectorStore
 
+# Bump when what ingestion writes for the same text changes (new stores, fields,
+# extractor rules): documents ingested under another version are redone.
+PIPELINE_VERSION = "2"
 QA_COLLECTION = "qa"
 CHUNK_COLLECTION = "chunks"  # passage vectors: dense passage search, similarity between chunks
 ProgressCallback = Callable[[int], None]
@@ -98,6 +101,7 @@ class Ingestor:
         self.batch_size = batch_size
         self.cache = cache
         self.resolver = EntityResolver(self._existing_entities)
+        self.ingest_version = f"{PIPELINE_VERSION}/{extractor.name}/{embedder.name}"
         self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(CHUNK_COLLECTION, embedder.dim)
 
@@ -109,12 +113,13 @@ class Ingestor:
         todo: list[Document] = []
         for doc in documents:
             prior = known.get(doc.id)
-            if prior and prior["status"] == "done" and prior["content_hash"] == doc.content_hash:
+            unchanged = prior is not None and prior["content_hash"] == doc.content_hash
+            if unchanged and prior["status"] == "done" and prior["ingest_version"] == self.ingest_version:
                 report.skipped += 1
                 if progress:
                     progress(1)
                 continue
-            if prior:  # changed, or left pending/failed by an earlier run: clear it first
+            if prior:  # changed, left pending/failed, or made by another version: clear it first
                 self.delete(doc.id, keep_document=True)
                 report.replaced += prior["content_hash"] != doc.content_hash
             todo.append(doc)
@@ -162,7 +167,8 @@ class Ingestor:
             n_qa = sum(1 for q in rows.qa_records if q.doc_id == doc.id)
             status = "failed" if errors else "done"
             statuses.append({"id": doc.id, "status": status, "error": "; ".join(errors) or None,
-                             "chunk_count": n_chunks, "qa_count": n_qa})  # fmt: skip
+                             "chunk_count": n_chunks, "qa_count": n_qa,
+                             "ingest_version": self.ingest_version})  # fmt: skip
             if errors:
                 report.failed += 1
                 report.failures.append((doc.id, "; ".join(errors)))

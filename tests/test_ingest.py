@@ -164,3 +164,14 @@ def test_sigkill_midway_then_rerun_equals_clean_run(isolated_settings, tmp_path:
     resumed, clean = snapshot(killed_home, ns_killed), snapshot(clean_home, ns_clean)
     assert resumed == clean
     assert clean["documents_done"] == 80 and clean["qa_vectors"] == clean["qa_pairs"] > 0
+
+
+def test_memory_made_by_another_pipeline_version_is_redone(memory: Memory, driver) -> None:
+    memory.ingest([CURIE, WARSAW])
+    before = memory.stats()
+    driver.execute_query(
+        "MATCH (d:Document {namespace: $ns, id: 'curie'}) SET d.ingest_version = 'older'", ns=memory.namespace
+    )
+    report = memory.ingest([CURIE, WARSAW])
+    assert report.ingested == 1 and report.skipped == 1 and report.replaced == 0
+    assert memory.stats() == before
