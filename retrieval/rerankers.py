@@ -43,7 +43,7 @@ _TYPE_RULES: list[tuple[re.Pattern[str], frozenset[str]]] = [
         ),
         frozenset({"PLACE", "GPE", "LOC", "FAC", "ORG"}),
     ),  # fmt: skip
-    (re.compile(r"^(who|whom|whose)\b"), frozenset({"PERSON", "ORG", "NORP", "THING", "WORK"})),
+    (re.compile(r"^(who|whom|whose)\b"), frozenset({"PERSON", "ORG", "NORP"})),
 ]
 
 
@@ -80,6 +80,7 @@ class OfflineWeights:
     relation: float = 0.30
     lexical: float = 0.25
     type_mismatch: float = 0.6  # multiplier when the answer type contradicts the wh-word
+    type_unknown: float = 0.8  # multiplier when the answer's type is untyped (THING): it may fit
     dense_floor: float = 0.15  # cosine at or below this counts as 0
 
 
@@ -112,7 +113,7 @@ class OfflineReranker:
                 relation = lexical
             s = self.w.dense * min(dense, 1.0) + self.w.relation * relation + self.w.lexical * lexical
             if wanted is not None and cand.answer_types and not (set(cand.answer_types) & wanted):
-                s *= self.w.type_mismatch
+                s *= self.w.type_unknown if set(cand.answer_types) <= {"THING"} else self.w.type_mismatch
             out.append(ScoredQA(cand, round(min(max(s, 0.0), 1.0), 6)))
         out.sort(key=lambda x: (-x.score, x.qa.qa_id))
         return out

@@ -106,3 +106,11 @@ def test_neo4j_commands_refuse_an_external_server(cli_env) -> None:
     assert result.exit_code == 1 and "external Neo4j is configured" in result.output
     status = run(cli_env, "neo4j", "status")
     assert status.exit_code == 0 and "external Neo4j configured" in status.output
+
+
+def test_trace_shows_bracketed_answers_literally(cli_env) -> None:
+    text = "Brand is a verse tragedy [play] by Henrik Ibsen. Henrik Ibsen was a citizen of Norway."
+    assert run(cli_env, "ingest", "-", input=json.dumps([{"title": "Brand", "text": text}])).exit_code == 0
+    traced = run(cli_env, "ask", "Who wrote Brand?", "--trace")
+    assert traced.exit_code == 0
+    assert "[Henrik Ibsen]" in traced.output  # chain summaries keep their brackets (no markup eaten)
