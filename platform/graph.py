@@ -7,7 +7,7 @@ query cannot forget it and user text never becomes Cypher source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString, cast
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction, Query
@@ -84,14 +84,6 @@ class Graph:
         with self.driver.session(database=self.database) as session:
             return session.execute_write(work)
 
-    def write_batched(self, name: str, rows: Iterable[Mapping[str, Any]], batch_size: int = 1000) -> int:
-        """UNWIND ``rows`` through a writer, one transaction per batch; returns rows written."""
-        total = 0
-        for batch in _batches(rows, batch_size):
-            self.write(name, rows=batch)
-            total += len(batch)
-        return total
-
     @staticmethod
     def _rows(tx: ManagedTransaction, text: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [record.data() for record in tx.run(cast(LiteralString, text), params)]
@@ -107,13 +99,3 @@ def apply_schema(driver: Driver, database: str = "neo4j") -> int:
                 count += 1
     return count
 
-
-def _batches(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
-    batch: list[Mapping[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

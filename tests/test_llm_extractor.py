@@ -82,6 +82,8 @@ def test_bad_output_becomes_a_recorded_failure(memory, driver, reply: str, reaso
     report = ingestor.ingest([doc])
     assert report.failed == 1 and report.ingested == 0
     assert reason in report.failures[0][1]
+    status = memory.document_status(["journal"])["journal"]
+    assert status["status"] == "failed" and reason in status["error"]
 
     ns = memory.namespace
     rows, _, _ = driver.execute_query(
