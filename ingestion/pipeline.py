@@ -29,9 +29,10 @@ from engramdb.platform.vectors import VectorPoint, VectorStore
 
 # Bump when what ingestion writes for the same text changes (new stores, fields,
 # extractor rules): documents ingested under another version are redone.
-PIPELINE_VERSION = "2"
+PIPELINE_VERSION = "3"
 QA_COLLECTION = "qa"
 CHUNK_COLLECTION = "chunks"  # passage vectors: dense passage search, similarity between chunks
+ENTITY_COLLECTION = "entities"  # entity-name vectors: embedding candidates for reconciliation
 ProgressCallback = Callable[[int], None]
 
 
@@ -93,6 +94,7 @@ class Ingestor:
         *,
         batch_size: int = 64,
         cache: ExtractionCache | None = None,
+        entity_merge_threshold: float = 0.85,
     ) -> None:
         self.graph = graph
         self.vectors = vectors
@@ -100,10 +102,13 @@ class Ingestor:
         self.extractor = extractor
         self.batch_size = batch_size
         self.cache = cache
-        self.resolver = EntityResolver(self._existing_entities)
+        self.entity_merge_threshold = entity_merge_threshold
+        similar = self._similar_entities if entity_merge_threshold < 1.0 else None
+        self.resolver = EntityResolver(self._existing_entities, similar)
         self.ingest_version = f"{PIPELINE_VERSION}/{extractor.name}/{embedder.name}"
         self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(CHUNK_COLLECTION, embedder.dim)
+        self.vectors.ensure_collection(ENTITY_COLLECTION, embedder.dim)
 
     # ------------------------------------------------------------ ingest
     def ingest(self, documents: Sequence[Document], progress: ProgressCallback | None = None) -> IngestReport:
@@ -150,6 +155,7 @@ class Ingestor:
         t0 = time.perf_counter()
         vectors = self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
         chunk_vectors = self.embedder.embed_documents([passage_text(d.title, c.text) for d, c in chunks])
+        entity_vectors = self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
         report.timed("embed", t0)
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
@@ -157,6 +163,10 @@ class Ingestor:
             VectorPoint(key=c.id, vector=v, payload={"doc_id": c.doc_id, "chunk_id": c.id, "title": d.title,
                                                      "position": c.position, "embedder": self.embedder.name})
             for (d, c), v in zip(chunks, chunk_vectors, strict=True)
+        ])  # fmt: skip
+        self.vectors.upsert(ENTITY_COLLECTION, self.graph.namespace, [
+            VectorPoint(key=e["id"], vector=v, payload={"entity_id": e["id"], "name": e["name"], "kind": e["type"]})
+            for e, v in zip(rows.entities, entity_vectors, strict=True)
         ])  # fmt: skip
         report.timed("vector_upsert", t0)
         t0 = time.perf_counter()
@@ -210,6 +220,8 @@ class Ingestor:
         rows = self.graph.write("writers/delete_document_memory", doc_id=doc_id, keep_document=keep_document)
         deleted: list[str] = rows[0]["deleted_ids"] if rows else []
         survivors: list[str] = rows[0]["survivors"] if rows else []
+        if deleted:
+            self.vectors.delete(ENTITY_COLLECTION, self.graph.namespace, keys=deleted)
         if survivors:
             self.graph.write("writers/refresh_entity_text", ids=survivors)
         self.resolver.forget(deleted)
@@ -222,6 +234,22 @@ class Ingestor:
             for row in self.graph.read("traversals/get_documents", ids=ids[start : start + 2000]):
                 found[row["id"]] = row
         return found
+
+    def _similar_entities(self, items: Sequence[tuple[str, str, str]]) -> dict[str, str]:
+        """Embedding candidates: (normalized, name, type) -> an existing entity's id, for spelling variants."""
+        from engramdb.ingestion.reconcile import spelling_variants
+
+        vectors = self.embedder.embed_documents([name for _, name, _ in items])
+        proposals: dict[str, str] = {}
+        for (key, name, type_), vector in zip(items, vectors, strict=True):
+            hits = self.vectors.search(ENTITY_COLLECTION, self.graph.namespace, vector, 1, where={"kind": type_})
+            if hits and hits[0].score >= self.entity_merge_threshold and spelling_variants(name, hits[0].payload["name"]):
+                proposals[key] = hits[0].key
+        if not proposals:
+            return {}
+        # a vector may outlive its entity after a crash mid-delete: accept only entities that exist
+        existing = {r["id"] for r in self.graph.read("traversals/entity_names", ids=sorted(set(proposals.values())))}
+        return {k: v for k, v in proposals.items() if v in existing}
 
     def _existing_entities(self, keys: list[str]) -> dict[str, str]:
         """Existing entity ids for normalized names: a node's own name first, then names it was known by."""

@@ -71,6 +71,7 @@ def build_rows(
         for e in r.gsw.entities
         for name in [e.name, *e.aliases]
     )
+    resolver.prime_similar((e.name, e.type, e.aliases) for r in results if r.gsw for e in r.gsw.entities)
     seen_entities: set[str] = set()
     for doc in documents:
         rows.documents.append(

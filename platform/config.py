@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(4, ge=1, le=64, description="Parallel LLM calls during ingestion.")
     llm_repair_pass: bool = Field(False, description="Second LLM pass that completes each extracted GSW.")
     ingest_batch_size: int = Field(64, ge=1, le=5000, description="Documents per write transaction.")
+    entity_merge_threshold: float = Field(
+        0.85, ge=0.0, le=1.0, description="Name-embedding cosine above which a spelling variant joins an entity (1 = off)."
+    )
     voyage_api_key: SecretStr | None = Field(None, validation_alias=_key("VOYAGE_API_KEY"))
     openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key("ANTHROPIC_API_KEY"))

@@ -65,6 +65,7 @@ class Memory:
         return Ingestor(
             self.graph, self.vectors, self.embedder, extractor,
             batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
+            entity_merge_threshold=self.settings.entity_merge_threshold,
         )  # fmt: skip
 
     @cached_property

@@ -175,3 +175,27 @@ def test_memory_made_by_another_pipeline_version_is_redone(memory: Memory, drive
     report = memory.ingest([CURIE, WARSAW])
     assert report.ingested == 1 and report.skipped == 1 and report.replaced == 0
     assert memory.stats() == before
+
+
+def test_spelling_variants_join_one_entity_but_look_alikes_do_not(memory: Memory, driver) -> None:
+    # separate ingests: embedding candidates are looked up among entities already stored
+    memory.ingest([{"id": "a", "title": "Fyodor Dostoevsky", "text": "Fyodor Dostoevsky was a Russian novelist."}])
+    memory.ingest([{"id": "b", "title": "Moscow", "text": "Fyodor Dostoyevsky was born in Moscow."}])
+    memory.ingest([{"id": "c", "title": "Kim Jong-il", "text": "Kim Jong-il was the father of Kim Jong-un."}])
+    records, _, _ = driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns}) WHERE e.name STARTS WITH 'Fyodor' OR e.name STARTS WITH 'Kim Jong' "
+        "RETURN e.name AS name, e.aliases AS aliases, COUNT { (e)<-[:MENTIONS]-() } AS mentions",
+        ns=memory.namespace,
+    )
+    by_name = {r["name"]: r for r in records}
+    assert set(by_name) == {"Fyodor Dostoevsky", "Kim Jong-il", "Kim Jong-un"}
+    assert by_name["Fyodor Dostoevsky"]["mentions"] == 2
+    assert "Fyodor Dostoyevsky" in by_name["Fyodor Dostoevsky"]["aliases"]
+
+    memory.delete("b")  # the variant's document goes; the entity stays, without the alias
+    aliases = driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns, name: 'Fyodor Dostoevsky'}) RETURN e.aliases AS a", ns=memory.namespace
+    ).records[0]["a"]
+    assert "Fyodor Dostoyevsky" not in aliases
+    memory.delete("a")
+    assert memory.vectors.count("entities", memory.namespace, where={"kind": "PERSON"}) == 2  # only the Kims
