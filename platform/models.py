@@ -56,7 +56,12 @@ class ProvenanceRel(StructuredRel):
 
 
 class MentionRel(ProvenanceRel):
-    roles_json = StringProperty(default="[]")
+    surface = StringProperty()
+    type = StringProperty()
+    aliases = ArrayProperty(StringProperty(), default=list)
+    alias_keys = ArrayProperty(StringProperty(), default=list)
+    roles = ArrayProperty(StringProperty(), default=list)
+    states = ArrayProperty(StringProperty(), default=list)
 
 
 class Entity(Namespaced):
@@ -64,9 +69,14 @@ class Entity(Namespaced):
     normalized_name = StringProperty(required=True)
     type = StringProperty(default="THING")
     aliases = ArrayProperty(StringProperty(), default=list)
+    alias_keys = ArrayProperty(StringProperty(), default=list)
+    types = ArrayProperty(StringProperty(), default=list)
+    roles = ArrayProperty(StringProperty(), default=list)
+    states = ArrayProperty(StringProperty(), default=list)
     aliases_text = StringProperty(default="")
     roles_text = StringProperty(default="")
     states_text = StringProperty(default="")
+    mention_count = IntegerProperty(default=0)
     role_in = RelationshipTo("VerbPhrase", "ROLE_IN", model=ProvenanceRel)
 
 
@@ -79,6 +89,9 @@ class VerbPhrase(Namespaced):
 
 class Chunk(Namespaced):
     doc_id = StringProperty(required=True)
+    title = StringProperty()
+    status = StringProperty()
+    error = StringProperty()
     position = IntegerProperty(required=True)
     text = StringProperty(required=True)
     content_hash = StringProperty()
