@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engramdb.platform.config import Settings
 from engramdb.platform.neo4j_server import LocalNeo4j
+from engramdb.retrieval.metrics import percentile  # noqa: F401 - re-exported for the benchmarks
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ENGRAMDB_SHARED", REPO.parent / "shared"))
@@ -38,14 +39,6 @@ def local_neo4j(settings: Settings) -> Iterator[LocalNeo4j]:
     finally:
         if started_here:
             server.stop()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def median(values: list[float]) -> float:

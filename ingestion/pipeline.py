@@ -125,7 +125,7 @@ class Ingestor:
                     progress(1)
                 continue
             if prior:  # changed, left pending/failed, or made by another version: clear it first
-                self.delete(doc.id, keep_document=True)
+                self._delete_memory(doc.id, keep_document=True)
                 report.replaced += prior["content_hash"] != doc.content_hash
             todo.append(doc)
         for start in range(0, len(todo), self.batch_size):
@@ -206,14 +206,17 @@ class Ingestor:
         self.vectors.upsert(QA_COLLECTION, self.graph.namespace, points)
 
     # ------------------------------------------------------------ delete
-    def delete(self, doc_id: str, keep_document: bool = False) -> DeleteReport | None:
-        """Remove a document's memory everywhere; None if the namespace has no such document.
-
-        Vectors and cache entries go first: if the process dies half-way, the
-        document is still in the graph and deleting it again finishes the job.
-        """
+    def delete(self, doc_id: str) -> DeleteReport | None:
+        """Remove a document and its memory everywhere; None if the namespace has no such document."""
         if not self._known_documents([doc_id]):
             return None
+        return self._delete_memory(doc_id, keep_document=False)
+
+    def _delete_memory(self, doc_id: str, keep_document: bool) -> DeleteReport:
+        """QA and passage vectors and cache entries go before the graph: if the process dies
+        half-way, the document is still in the graph and deleting it again finishes the job.
+        Entity vectors can only go after (the graph decides which entities are orphaned);
+        a stale one is harmless, as reconciliation accepts only entities that exist."""
         self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         self.vectors.delete(CHUNK_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0

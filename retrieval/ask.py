@@ -54,7 +54,6 @@ class Asker:
     ) -> None:
         self.recipe = recipe or AskRecipe()
         self.graph = graph
-        self.embedder = embedder
         self.decomposer = decomposer or OfflineDecomposer()
         self.offline_decomposer = OfflineDecomposer() if isinstance(self.decomposer, LLMDecomposer) else None
         self.answerer = answerer or OfflineAnswerer(self.recipe.na_threshold)

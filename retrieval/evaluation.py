@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from engramdb.retrieval.answering import NA
 from engramdb.retrieval.eval_data import EvalItem
-from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, recall_at_k
+from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, percentile, recall_at_k
 from engramdb.retrieval.strategies import Strategy
 
 
@@ -37,7 +37,6 @@ class Record:
     latency_ms: float
     evidence: list[str]
     passage_ids: list[str]
-    error: str | None = None
 
 
 def score(strategy: Strategy, item: EvalItem) -> Record:
@@ -76,11 +75,6 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
-
-
 def summarize(records: Sequence[Record]) -> list[dict[str, object]]:
     """One row per strategy, in first-seen order."""
     rows = []
@@ -97,7 +91,7 @@ def summarize(records: Sequence[Record]) -> list[dict[str, object]]:
             "answer_in_evidence": _mean([float(r.answer_in_evidence) for r in answerable]),
             "evidence_tokens_mean": statistics.fmean(r.evidence_tokens for r in mine),
             "evidence_tokens_median": statistics.median(r.evidence_tokens for r in mine),
-            "latency_p50_ms": _pct(latencies, 50), "latency_p95_ms": _pct(latencies, 95),
+            "latency_p50_ms": percentile(latencies, 50), "latency_p95_ms": percentile(latencies, 95),
             "refusal_accuracy": _mean([float(bool(r.refused)) for r in unanswerable if r.refused is not None]),
             "na_rate_answerable": _mean([float(bool(r.refused)) for r in answerable if r.refused is not None]),
         })  # fmt: skip

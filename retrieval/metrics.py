@@ -59,3 +59,11 @@ def recall_at_k(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
         return float("nan")
     top = list(dict.fromkeys(retrieved))[:k]
     return len(gold_set & set(top)) / len(gold_set)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of the values; NaN when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]

@@ -121,6 +121,7 @@ class _PassageStrategy(ABC):
 
     def __init__(self, context: EvalContext) -> None:
         self.context = context
+        self.answerer = context.answerer
 
     @abstractmethod
     def passages(self, question: str) -> list[dict[str, str]]:
@@ -130,7 +131,7 @@ class _PassageStrategy(ABC):
         started = time.perf_counter()
         rows = self.passages(item.question)
         texts = [passage_text(r["title"] or "", r["text"]) for r in rows]
-        answer = self.context.answerer.answer_texts(item.question, texts).text if self.context.answerer else None
+        answer = self.answerer.answer_texts(item.question, texts).text if self.answerer else None
         seconds = time.perf_counter() - started
         return StrategyOutput(answer, texts, [r["doc_id"] for r in rows], count_tokens(texts), seconds)
 
