@@ -6,8 +6,20 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The test suite uses its own data home and ports so it never touches your memory.
-TEST_ENV := ENGRAMDB_HOME=$(CURDIR)/.test-home ENGRAMDB_NEO4J_BOLT_PORT=17687 ENGRAMDB_NEO4J_HTTP_PORT=17474 ENGRAMDB_CONFIG=none
+# The test suite uses its own data home and ports so it never touches your memory:
+# tests/conftest.py drops every inherited ENGRAMDB_* setting (and API key) and builds
+# its settings from these three alone. Override them on the command line or in the environment.
+ENGRAMDB_TEST_HOME ?= $(CURDIR)/.test-home
+ENGRAMDB_TEST_BOLT_PORT ?= 17687
+ENGRAMDB_TEST_HTTP_PORT ?= 17474
+TEST_ENV := ENGRAMDB_TEST_HOME=$(ENGRAMDB_TEST_HOME) ENGRAMDB_TEST_BOLT_PORT=$(ENGRAMDB_TEST_BOLT_PORT) \
+	ENGRAMDB_TEST_HTTP_PORT=$(ENGRAMDB_TEST_HTTP_PORT)
+# Stops the suite's own server and nothing else: every exported ENGRAMDB_* variable is
+# removed for this one command (an ENGRAMDB_NEO4J_URI would make it refuse, a bad value
+# would fail it), then the test home and ports are spelled out as settings.
+STOP_TEST_NEO4J = env $$(env | awk -F= 'toupper($$1) ~ /^ENGRAMDB_/ {printf "-u %s ", $$1}') \
+	ENGRAMDB_HOME=$(ENGRAMDB_TEST_HOME) ENGRAMDB_NEO4J_BOLT_PORT=$(ENGRAMDB_TEST_BOLT_PORT) \
+	ENGRAMDB_NEO4J_HTTP_PORT=$(ENGRAMDB_TEST_HTTP_PORT) ENGRAMDB_CONFIG=none $(BIN)/engramdb neo4j stop
 
 .PHONY: install demo test lint bench clean-test-home
 
@@ -38,12 +50,12 @@ demo: install
 test: install
 	$(BIN)/ruff check platform ingestion retrieval tests benchmarks
 	$(TEST_ENV) $(BIN)/pytest; status=$$?; \
-	  $(TEST_ENV) $(BIN)/engramdb neo4j stop >/dev/null 2>&1; exit $$status
+	  $(STOP_TEST_NEO4J) >/dev/null 2>&1; exit $$status
 
 lint: install
 	$(BIN)/ruff check platform ingestion retrieval tests benchmarks
 	$(BIN)/ruff format --check platform ingestion retrieval tests benchmarks
 
 clean-test-home:
-	$(TEST_ENV) $(BIN)/engramdb neo4j stop || true
-	rm -rf .test-home
+	$(STOP_TEST_NEO4J) || true
+	rm -rf $(ENGRAMDB_TEST_HOME)

@@ -14,7 +14,9 @@ from engramdb.platform.neo4j_server import LocalNeo4j
 from engramdb.retrieval.metrics import percentile  # noqa: F401 - re-exported for the benchmarks
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("ENGRAMDB_SHARED", REPO.parent / "shared"))
+#: The shared folder with the benchmark data (data/musique, data/2wiki): ENGRAMDB_SHARED, else
+#: beside the repository. An empty ENGRAMDB_SHARED counts as unset, as in tests/conftest.py.
+SHARED = Path(os.environ.get("ENGRAMDB_SHARED") or REPO.parent / "shared").expanduser()
 
 
 def bench_settings() -> Settings:

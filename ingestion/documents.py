@@ -17,6 +17,10 @@ from typing import Any
 from engramdb.platform.errors import InputError
 
 DEFAULT_MAX_CHARS = 2400
+#: Above this share of control characters (other than ordinary whitespace) a "text" is binary or garbage.
+MAX_CONTROL_SHARE = 0.05
+_ORDINARY_WHITESPACE = " \n\t\r\f\v"
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # Unicode Cc minus the whitespace above
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _ID_PATTERN = re.compile(r"^[^\s].{0,499}$", re.DOTALL)
 
@@ -67,18 +71,52 @@ def make_document(
     """Validate input and compute the stable id and content hash."""
     if not isinstance(text, str):
         raise InputError(f"document text must be a string, got {type(text).__name__}")
+    name = _describe(id, title, source)
     if not text.strip():
-        raise InputError(f"document {id or title or source or '(unnamed)'} has empty text")
+        raise InputError(f"{name} has empty text")
+    check_text(text, name)
     title = (title or "").strip()
+    if title:
+        check_text(title, f"the title of {name}")
     content_hash = sha256(f"{title}\n{text}")
     if id is not None:
         id = str(id).strip()
         if not _ID_PATTERN.match(id):
-            raise InputError(f"invalid document id {id!r}: it must be 1-500 characters and not start with a space")
+            raise InputError(
+                f"invalid document id {id!r}: it must be 1-500 characters and not start with a space"
+            )
     doc_id = id or f"doc-{content_hash[:20]}"
     return Document(
-        id=doc_id, title=title, text=text, source=source, content_hash=content_hash, metadata=dict(metadata or {})
+        id=doc_id,
+        title=title,
+        text=text,
+        source=source,
+        content_hash=content_hash,
+        metadata=dict(metadata or {}),
     )
+
+
+def _describe(id: str | None, title: str | None, source: str) -> str:
+    """How an error names a document: its id (else its title), and where it came from."""
+    label = f"document {str(id)!r}" if id is not None else f"document {title!r}" if title else "document"
+    return f"{label} from {source}" if source else label
+
+
+def check_text(text: str, name: str) -> None:
+    """Refuse what is not text: any NUL (binary data), or control characters making up more
+    than :data:`MAX_CONTROL_SHARE` of the characters that are not ordinary whitespace. Ordinary
+    whitespace (``\\n \\t \\r``, form feed, vertical tab) is fine, and so is a stray escape code."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise InputError(
+            f"{name} contains a NUL byte at character {nul}: it looks like binary data, not text"
+        )
+    control = len(_CONTROL.findall(text))
+    visible = len(text) - sum(text.count(ch) for ch in _ORDINARY_WHITESPACE)
+    if control and control > MAX_CONTROL_SHARE * visible:
+        raise InputError(
+            f"{name} is not text: {control} of its {visible} non-whitespace characters are control characters"
+        )
 
 
 def split_sentences(text: str) -> list[str]:

@@ -11,18 +11,41 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engramdb.ingestion.gsw import GSW
+from engramdb.ingestion.gsw import GSW, Dropped
 from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 from engramdb.platform.config import Settings
 
 
 @dataclass(frozen=True)
 class Extraction:
+    """One chunk's GSW or the reason there is none, with what producing it took.
+
+    ``attempts`` counts model calls (retries and split pieces included),
+    ``pieces`` how many parts the chunk was extracted in (more than one when a
+    reply was cut off at the output cap), ``structured`` whether the provider's
+    structured output was used. What the content rules dropped, and the reply
+    keys outside the schema, travel on the GSW (:attr:`GSW.dropped`,
+    :attr:`GSW.ignored_keys`) so a cached extraction keeps them too.
+    """
+
     gsw: GSW | None
     error: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cached: bool = False
+    attempts: int = 0
+    pieces: int = 1
+    structured: bool = False
+
+    @property
+    def dropped(self) -> list[Dropped]:
+        """Items the content rules removed from this chunk's extraction, with reasons."""
+        return list(self.gsw.dropped) if self.gsw is not None else []
+
+    @property
+    def ignored_key_count(self) -> int:
+        """How many keys outside the schema the reply contained."""
+        return sum(self.gsw.ignored_keys.values()) if self.gsw is not None else 0
 
 
 @dataclass(frozen=True)

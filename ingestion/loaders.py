@@ -28,7 +28,9 @@ def load_path(path: str | Path, stdin: TextIO | None = None) -> list[Document]:
     if not p.exists():
         raise InputError(f"no such file or folder: {p}")
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | {".json"})
+        files = sorted(
+            f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | {".json"}
+        )
         if not files:
             raise InputError(f"folder {p} has no .txt, .md or .json files")
         docs: list[Document] = []
@@ -50,7 +52,9 @@ def _load_file(path: Path, doc_id: str) -> list[Document]:
         if not raw.strip():
             raise InputError(f"{path} is empty")
         return [make_document(raw, title=_title_of(raw, path), id=doc_id, source=str(path))]
-    raise InputError(f"unsupported file type {suffix or '(none)'} for {path}: use .txt, .md or a .json corpus")
+    raise InputError(
+        f"unsupported file type {suffix or '(none)'} for {path}: use .txt, .md or a .json corpus"
+    )
 
 
 def _title_of(text: str, path: Path) -> str:
@@ -73,7 +77,9 @@ def load_json_corpus(raw: str, source: str) -> list[Document]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        raise InputError(
+            f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -95,10 +101,13 @@ def _from_item(item: Any, index: int, source: str) -> Document:
     if not isinstance(metadata, dict):
         raise InputError(f"{where}: 'metadata' must be an object")
     doc_id = item.get("id")
-    return make_document(
-        text, title=title, id=None if doc_id is None else str(doc_id), source=str(item.get("source") or source),
-        metadata=metadata,
-    )  # fmt: skip
+    try:
+        return make_document(
+            text, title=title, id=None if doc_id is None else str(doc_id), source=str(item.get("source") or source),
+            metadata=metadata,
+        )  # fmt: skip
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from exc
 
 
 def _check_unique(docs: list[Document]) -> list[Document]:
@@ -111,7 +120,9 @@ def _check_unique(docs: list[Document]) -> list[Document]:
             seen[doc.id] = doc
             out.append(doc)
         elif prior.content_hash != doc.content_hash:
-            raise InputError(f"two different documents share the id {doc.id!r} ({prior.source}, {doc.source})")
+            raise InputError(
+                f"two different documents share the id {doc.id!r} ({prior.source}, {doc.source})"
+            )
     return out
 
 

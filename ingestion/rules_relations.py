@@ -264,9 +264,12 @@ class RelationRules:
             if path.count_noun is not None:
                 self._count_fact(subj, vg, path)
                 continue
-            self._fact(subj, vg, path, ctx)
             if alias_verb and not path.words[:-1] and path.words[-1:] in ([], ["as"]):
+                # "X, also known as Y": Y is another name of X, an alias and not a fact; a QA pair
+                # "What is X known as? Y" would answer X with itself once Y joins X's node.
                 self.t.get(subj).add_alias(self.t.get(path.key).name)
+                continue
+            self._fact(subj, vg, path, ctx)
 
     def _noun_subject_reversal(self, pred: Token) -> str | None:
         """``The editor-in-chief is Jane Doe``: the attribute entity is the one described."""
@@ -392,19 +395,7 @@ class RelationRules:
                 qs.append(Question(f"What place is located in {a.name}?", [tok_key], [head_key]))
                 self.facts.append(Fact(head_key, "is located in", qs))
             elif h.type == a.type or "THING" in {h.type, a.type} and len(a.name.split()) > 1:
-                h.add_alias(a.name)
-                self.facts.append(
-                    Fact(
-                        head_key,
-                        "is also known as",
-                        [
-                            Question(f"What is {h.name} also known as?", [head_key], [tok_key]),
-                            Question(
-                                f"{_wh_subject(h.type)} is also known as {a.name}?", [tok_key], [head_key]
-                            ),
-                        ],
-                    )
-                )
+                h.add_alias(a.name)  # an apposed name is an alias, never a self-answering "known as" pair
             return
         if head_key and not tok_key and tok.pos_ == "NOUN":
             # "Karl Renner, the chancellor of Austria": a description of the head entity

@@ -1,32 +1,48 @@
 """The ``engramdb`` command line (click).
 
 Errors that engramdb raises on purpose print as one line, ``error: ...``, and
-exit with status 1; anything else is a bug and keeps its traceback.
+exit with status 1; so does a store that cannot be reached (Neo4j stopped
+mid-ingest, a Qdrant server down). Anything else is a bug and keeps its
+traceback. Text that comes from the user (ids, paths, titles, error messages
+quoting them) is always escaped before it reaches rich, whose markup would
+otherwise eat ``[bold]`` or crash on ``[/]``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from engramdb.platform.config import Settings
-from engramdb.platform.errors import EngramError
+from engramdb.platform.errors import EngramError, Store, unreachable_store
+
+if TYPE_CHECKING:
+    from engramdb.platform.memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
 console = Console()
 err_console = Console(stderr=True)
+#: Commands that write memory: after a lost store, running them again resumes the work.
+RESUMABLE_COMMANDS = {"ingest": "rerun the ingest to resume where it stopped", "eval": "rerun eval to resume"}
+#: The failure reason column of `engramdb documents` (the JSON output keeps it whole).
+REASON_WIDTH = 60
+#: Other namespaces named in the "this namespace is empty" hint.
+NAMESPACES_SHOWN = 8
 
 
 def friendly_errors(func: F) -> F:
-    """Turn EngramError (and bad settings) into a one-line message and exit code 1."""
+    """Turn EngramError, bad settings and unreachable stores into a one-line message and exit code 1."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -35,20 +51,112 @@ def friendly_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except EngramError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-            sys.exit(1)
+            store = unreachable_store(exc)
+            _fail(unreachable_message(store, exc) if store else str(exc))
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            err_console.print(f"[bold red]error:[/] invalid settings: {problems}", highlight=False)
-            sys.exit(1)
+            _fail(f"invalid settings: {problems}")
+        except Exception as exc:
+            store = unreachable_store(exc)
+            if store is None:
+                raise
+            _fail(unreachable_message(store, exc))
 
     return wrapper  # type: ignore[return-value]
 
 
-class Context:
-    """Settings built once per invocation from options, environment and TOML."""
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    sys.exit(1)
 
-    def __init__(self, home: Path | None, namespace: str | None) -> None:
+
+def unreachable_message(store: Store, exc: BaseException) -> str:
+    """One line for a lost store: which one, where, why (when the OS said), what to do next."""
+    settings = _current_settings()
+    reason = _os_reason(exc)
+    because = f" ({reason})" if reason else ""
+    if store == "neo4j":
+        if settings is None or settings.neo4j_uri:
+            where = settings.neo4j_uri if settings else "the configured URI"
+            message = (
+                f"Neo4j at {where} is not reachable{because}; is the server up and ENGRAMDB_NEO4J_URI right?"
+            )
+        else:
+            from engramdb.platform.neo4j_server import LocalNeo4j
+
+            where = LocalNeo4j(settings).bolt_uri
+            message = (f"Neo4j at {where} is not reachable{because}; is it running? "
+                       "Check with `engramdb neo4j status`")  # fmt: skip
+    else:
+        where = (settings.qdrant_url if settings else None) or "the configured URL"
+        message = (
+            f"Qdrant at {where} is not reachable{because}; is the server up and ENGRAMDB_QDRANT_URL right?"
+        )
+    command = click.get_current_context(silent=True)
+    resume = RESUMABLE_COMMANDS.get(command.info_name or "") if command else None
+    return f"{message}; {resume}" if resume else message
+
+
+def _current_settings() -> Settings | None:
+    """The invocation's settings, for naming where a store was expected (None outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    holder = ctx.find_object(Context) if ctx else None
+    try:
+        return holder.settings() if holder else Settings()
+    except Exception:  # noqa: BLE001 - only used to word an error that is already being reported
+        return None
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The operating system's word for a failed connection ("Connection refused"), if any in the chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.strerror:
+            return current.strerror
+        current = current.__cause__ or current.__context__
+    return None
+
+
+class _DriverRetryNotice(logging.Handler):
+    """Stands in for the Neo4j driver's log output in the CLI.
+
+    When the server goes away, the driver logs each retry of the transaction
+    (and each defunct connection) as a warning, which Python prints raw to
+    stderr. One plain notice that it is retrying says the same; the final
+    failure is reported by :func:`friendly_errors`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.told = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.told and "retried" in record.getMessage():
+            self.told = True
+            err_console.print("[yellow]warning:[/] lost the connection to Neo4j; retrying", highlight=False)
+
+
+def quiet_driver_logs() -> None:
+    """Route the ``neo4j`` logger to one :class:`_DriverRetryNotice` (idempotent)."""
+    logger = logging.getLogger("neo4j")
+    notices = [h for h in logger.handlers if isinstance(h, _DriverRetryNotice)]
+    for handler in notices:
+        handler.told = False
+    if not notices:
+        logger.addHandler(_DriverRetryNotice())
+    logger.propagate = False
+
+
+class Context:
+    """Settings built once per invocation from options, environment and TOML.
+
+    ``--home`` and ``-n`` may come before the subcommand (group options) or
+    after it (the same options on the subcommand); the later one wins.
+    """
+
+    def __init__(self, home: Path | None = None, namespace: str | None = None) -> None:
         self.overrides: dict[str, Any] = {}
         if home is not None:
             self.overrides["home"] = home
@@ -59,17 +167,44 @@ class Context:
         return Settings(**self.overrides)
 
 
-pass_context = click.make_pass_decorator(Context)
+pass_context = click.make_pass_decorator(Context, ensure=True)
+HOME_HELP = "Data home (default: per-user data dir)."
+NAMESPACE_HELP = "Memory namespace (default: 'default')."
+
+
+def _override(setting: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """An option callback that writes a subcommand's value over the group's."""
+
+    def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value is not None:
+            ctx.ensure_object(Context).overrides[setting] = value
+
+    return store
+
+
+def home_option(func: F) -> F:
+    """``--home DIR`` on a subcommand (it is also accepted before the subcommand)."""
+    option = click.option("--home", type=click.Path(path_type=Path), expose_value=False,
+                          callback=_override("home"), help=HOME_HELP)  # fmt: skip
+    return option(func)  # type: ignore[return-value]
+
+
+def memory_options(func: F) -> F:
+    """``--home`` and ``-n/--namespace`` on a subcommand that works on a namespace."""
+    option = click.option("-n", "--namespace", expose_value=False, callback=_override("namespace"),
+                          help=NAMESPACE_HELP)  # fmt: skip
+    return home_option(option(func))  # type: ignore[return-value]
 
 
 @click.group()
-@click.option("--home", type=click.Path(path_type=Path), help="Data home (default: per-user data dir).")
-@click.option("-n", "--namespace", help="Memory namespace (default: 'default').")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
+@click.option("-n", "--namespace", help=NAMESPACE_HELP)
 @click.version_option(package_name="engramdb")
 @click.pass_context
 def main(ctx: click.Context, home: Path | None, namespace: str | None) -> None:
     """engramdb: structured memory for LLMs (Neo4j + Qdrant)."""
     ctx.obj = Context(home, namespace)
+    quiet_driver_logs()
 
 
 # ----------------------------------------------------------------- neo4j
@@ -79,6 +214,7 @@ def neo4j() -> None:
 
 
 @neo4j.command("install")
+@home_option
 @pass_context
 @friendly_errors
 def neo4j_install(ctx: Context) -> None:
@@ -87,14 +223,15 @@ def neo4j_install(ctx: Context) -> None:
 
     server = LocalNeo4j(ctx.settings())
     if server.is_installed():
-        console.print(f"Neo4j jars already in {server.lib}")
+        console.print(f"Neo4j jars already in {escape(str(server.lib))}")
         return
     with err_console.status("Fetching Neo4j jars from Maven Central..."):
         server.install()
-    console.print(f"Neo4j jars installed in {server.lib}")
+    console.print(f"Neo4j jars installed in {escape(str(server.lib))}")
 
 
 @neo4j.command("start")
+@home_option
 @pass_context
 @friendly_errors
 def neo4j_start(ctx: Context) -> None:
@@ -109,11 +246,14 @@ def neo4j_start(ctx: Context) -> None:
     with err_console.status("Starting Neo4j..."):
         status = server.start()
     console.print(f"Neo4j running (pid {status.pid})")
-    console.print(f"  Bolt:    {status.bolt_uri}  (user neo4j, password in {server.password_file})")
-    console.print(f"  Browser: {status.browser_url}")
+    console.print(
+        f"  Bolt:    {escape(status.bolt_uri)}  (user neo4j, password in {escape(str(server.password_file))})"
+    )
+    console.print(f"  Browser: {escape(status.browser_url)}")
 
 
 @neo4j.command("stop")
+@home_option
 @pass_context
 @friendly_errors
 def neo4j_stop(ctx: Context) -> None:
@@ -127,6 +267,7 @@ def neo4j_stop(ctx: Context) -> None:
 
 
 @neo4j.command("status")
+@home_option
 @pass_context
 @friendly_errors
 def neo4j_status(ctx: Context) -> None:
@@ -135,21 +276,24 @@ def neo4j_status(ctx: Context) -> None:
 
     settings = ctx.settings()
     if not settings.uses_local_neo4j:
-        console.print(f"external Neo4j configured: {settings.neo4j_uri} (no local server is used)")
+        console.print(
+            f"external Neo4j configured: {escape(str(settings.neo4j_uri))} (no local server is used)"
+        )
         return
     status = LocalNeo4j(settings).status()
     console.print(f"installed: {'yes' if status.installed else 'no'}")
     running = f"yes (pid {status.pid})" if status.running else "no"
     console.print(f"running:   {running}")
-    console.print(f"bolt:      {status.bolt_uri}")
-    console.print(f"browser:   {status.browser_url}")
-    console.print(f"home:      {status.home}")
+    console.print(f"bolt:      {escape(status.bolt_uri)}")
+    console.print(f"browser:   {escape(status.browser_url)}")
+    console.print(f"home:      {escape(str(status.home))}")
     if not status.running:
         sys.exit(3)
 
 
 @neo4j.command("logs")
 @click.option("-l", "--lines", default=50, show_default=True, help="How many lines to show.")
+@home_option
 @pass_context
 @friendly_errors
 def neo4j_logs(ctx: Context, lines: int) -> None:
@@ -166,8 +310,9 @@ def _refuse_if_external(settings: Settings) -> None:
         )
 
 
-# ------------------------------------------------------------ init / stats
+# ------------------------------------------------------ init / stats / documents
 @main.command()
+@home_option
 @pass_context
 @friendly_errors
 def init(ctx: Context) -> None:
@@ -185,29 +330,142 @@ def init(ctx: Context) -> None:
     store = open_vector_store(settings)
     store.close()
     console.print(f"schema ready ({count} statements applied idempotently)")
-    console.print(f"vectors: {'Qdrant server ' + settings.qdrant_url if settings.qdrant_url else settings.qdrant_path}")
+    where = f"Qdrant server {settings.qdrant_url}" if settings.qdrant_url else str(settings.qdrant_path)
+    console.print(f"vectors: {escape(where)}")
+
+
+#: How `engramdb stats` groups Memory.stats(): (group, {key: label}); keys not listed show under "other".
+STATS_LAYOUT: tuple[tuple[str, dict[str, str]], ...] = (
+    ("nodes", {"documents": "documents", "chunks": "chunks", "entities": "entities",
+               "verb_phrases": "verb phrases", "gists": "gists", "memory_points": "memory points",
+               "clusters": "clusters"}),
+    ("edges", {"has_chunk_edges": "HAS_CHUNK", "mentions_edges": "MENTIONS",
+               "has_verb_phrase_edges": "HAS_VERB_PHRASE", "role_in_edges": "ROLE_IN", "qa_edges": "QA",
+               "qa_pairs": "QA pairs (distinct questions)"}),
+    ("vectors", {"qa_vectors": "QA pairs", "chunk_vectors": "passages", "entity_vectors": "entity names"}),
+    ("documents", {"documents_done": "done", "documents_pending": "pending", "documents_failed": "failed"}),
+)  # fmt: skip
 
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@memory_options
 @pass_context
 @friendly_errors
 def stats(ctx: Context, as_json: bool) -> None:
-    """Counts of documents, chunks, entities, verb phrases and QA pairs in the namespace."""
+    """Node, edge and vector counts of the namespace, and its documents by status."""
     from engramdb.platform.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
         data = memory.stats()
+        empty_hint = empty_namespace_hint(memory) if data["documents"] == 0 and not as_json else None
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    table = Table(title=f"engramdb memory — namespace {data['namespace']!r}")
+    console.print(stats_table(data))
+    if empty_hint:
+        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False, soft_wrap=True)
+    for status, advice in (("failed", "shows why"), ("pending", "lists them (an interrupted ingest)")):
+        if data.get(f"documents_{status}"):
+            err_console.print(f"[yellow]note:[/] {data[f'documents_{status}']} documents {status}: "
+                              f"`engramdb documents --status {status}` {advice}; rerun the ingest to finish them",
+                              highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def stats_table(data: dict[str, Any]) -> Table:
+    """Memory.stats() as a table grouped into nodes, edges, vectors and documents by status."""
+    table = Table(title=f"engramdb memory — namespace {escape(repr(data['namespace']))}")
+    table.add_column("")
     table.add_column("what")
     table.add_column("count", justify="right")
-    for key, value in data.items():
-        if key != "namespace":
-            table.add_row(key.replace("_", " "), str(value))
-    console.print(table)
+    listed: set[str] = {"namespace"}
+    groups = [(group, [(label, data[key]) for key, label in labels.items() if key in data])
+              for group, labels in STATS_LAYOUT]  # fmt: skip
+    for _, labels in STATS_LAYOUT:
+        listed.update(labels)
+    groups.append(
+        ("other", [(key.replace("_", " "), value) for key, value in data.items() if key not in listed])
+    )
+    for group, rows in groups:
+        if not rows:
+            continue
+        if table.row_count:
+            table.add_section()
+        for i, (label, value) in enumerate(rows):
+            table.add_row(group if i == 0 else "", Text(label), str(value))
+    return table
+
+
+@main.command()
+@click.option(
+    "--status", type=click.Choice(["done", "pending", "failed"]), help="Only documents with this status."
+)
+@click.option("--limit", type=click.IntRange(min=0), help="At most N documents (ordered by id).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (failure reasons in full).")
+@memory_options
+@pass_context
+@friendly_errors
+def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool) -> None:
+    """List the namespace's documents: id, title, status, chunks, QA pairs, why ingest failed."""
+    from engramdb.platform.memory import Memory
+
+    with Memory(settings=ctx.settings()) as memory:
+        rows = memory.documents(status=status, limit=limit)
+        counts = memory.document_counts()
+        empty_hint = empty_namespace_hint(memory) if not counts and not as_json else None
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if empty_hint:
+        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False, soft_wrap=True)
+        return
+    total = counts.get(status, 0) if status else sum(counts.values())
+    if not rows:
+        which = f"{status} documents" if status else "documents"
+        console.print(f"no {which} in namespace {escape(repr(memory.namespace))}")
+        return
+    console.print(documents_table(rows, memory.namespace))
+    if len(rows) < total:
+        console.print(f"{len(rows)} of {total} documents shown (--limit)")
+
+
+def documents_table(rows: list[dict[str, Any]], namespace: str) -> Table:
+    """Documents as a table; titles, ids and reasons are shown literally (never as markup)."""
+    table = Table(title=f"documents — namespace {escape(repr(namespace))}")
+    table.add_column("id", overflow="fold")
+    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=40)
+    table.add_column("status")
+    table.add_column("chunks", justify="right")
+    table.add_column("QA pairs", justify="right")
+    table.add_column("failure reason", overflow="ellipsis", no_wrap=True)
+    styles = {"done": "green", "pending": "yellow", "failed": "red"}
+    for row in rows:
+        table.add_row(
+            Text(row["id"]), Text(row["title"] or ""), Text(str(row["status"]), style=styles.get(row["status"], "")),
+            _count(row["chunks"]), _count(row["qa_pairs"]), Text(shorten(row["error"] or "", REASON_WIDTH)),
+        )  # fmt: skip
+    return table
+
+
+def _count(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def empty_namespace_hint(memory: Memory) -> str:
+    """Why an empty namespace answers nothing, and which namespaces do hold documents."""
+    others = memory.other_namespaces()
+    head = f"namespace {memory.namespace!r} holds no documents"
+    if not others:
+        return f"{head}, and no other namespace does either: add some with `engramdb ingest PATH`"
+    shown = ", ".join(f"{name} ({count})" for name, count in list(others.items())[:NAMESPACES_SHOWN])
+    more = f" and {len(others) - NAMESPACES_SHOWN} more" if len(others) > NAMESPACES_SHOWN else ""
+    return f"{head}; namespaces with documents: {shown}{more} (choose one with -n NAME)"
 
 
 # -------------------------------------------------------- ingest / delete
@@ -215,6 +473,7 @@ def stats(ctx: Context, as_json: bool) -> None:
 @click.argument("path")
 @click.option("--batch-size", type=int, help="Documents per write transaction.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@memory_options
 @pass_context
 @friendly_errors
 def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> None:
@@ -246,38 +505,49 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> No
             f"{report.chunks} chunks, {report.verb_phrases} verb phrases, {report.qa_pairs} QA pairs"
         )
         for doc_id, error in report.failures[:20]:
-            err_console.print(f"[yellow]failed[/] {doc_id}: {error}", highlight=False)
+            err_console.print(f"[yellow]failed[/] {escape(doc_id)}: {escape(error)}", highlight=False)
     if report.failed:
         sys.exit(2)
 
 
 @main.command()
 @click.argument("doc_ids", nargs=-1, required=True)
+@memory_options
 @pass_context
 @friendly_errors
 def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
-    """Forget documents by id, with their QA edges, vectors, caches and orphaned entities."""
+    """Forget documents by id, with their QA edges, vectors, caches and orphaned entities.
+
+    All or none: if any id is unknown, nothing is deleted and every unknown id is named.
+    """
     from engramdb.platform.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
-        for doc_id in doc_ids:
-            report = memory.delete(doc_id)
-            console.print(
-                f"deleted {doc_id}: {report.deleted_entities} entities removed, "
-                f"{report.surviving_entities} shared entities kept"
-            )
+        reports = memory.delete_many(doc_ids)
+    for report in reports:
+        console.print(
+            f"deleted {escape(report.doc_id)}: {report.deleted_entities} entities removed, "
+            f"{report.surviving_entities} shared entities kept",
+            highlight=False,
+        )
 
 
 # ------------------------------------------------------------------- ask
 @main.command()
 @click.argument("question")
 @click.option("--trace", is_flag=True, help="Show each hop's candidates, kept and pruned beams.")
-@click.option("--decomposition", "decomposition_json", help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].')
+@click.option(
+    "--decomposition", "decomposition_json", help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].'
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@memory_options
 @pass_context
 @friendly_errors
 def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool) -> None:
-    """Answer QUESTION from memory (chain beam search over QA pairs)."""
+    """Answer QUESTION from memory (chain beam search over QA pairs).
+
+    An empty namespace is an error (exit 1) that names the namespaces holding documents.
+    """
     from engramdb.platform.errors import InputError
     from engramdb.platform.memory import Memory
 
@@ -288,6 +558,8 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
         except json.JSONDecodeError as exc:
             raise InputError(f"--decomposition is not valid JSON: {exc.msg}") from exc
     with Memory(settings=ctx.settings()) as memory:
+        if not memory.document_counts():
+            raise InputError(empty_namespace_hint(memory))
         result = memory.ask(question, decomposition=decomposition, trace=trace)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
@@ -300,11 +572,28 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
 # ------------------------------------------------------------------- eval
 @main.command("eval")
 @click.argument("dataset", type=click.Path(path_type=Path))
-@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus to build memory from (default: the dataset's own paragraphs).")
-@click.option("-s", "--strategy", "strategies", multiple=True, help="Strategy to run (repeatable; default chain, bm25, dense).")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    help="Corpus to build memory from (default: the dataset's own paragraphs).",
+)
+@click.option(
+    "-s",
+    "--strategy",
+    "strategies",
+    multiple=True,
+    help="Strategy to run (repeatable; default chain, bm25, dense).",
+)
 @click.option("--limit", type=int, help="Only the first N questions.")
-@click.option("--decomposition", type=click.Choice(["gold", "llm", "offline"]), help="Sub-questions for chain search (default: gold when the dataset has them).")
-@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default ./eval-results/<dataset>).")
+@click.option(
+    "--decomposition",
+    type=click.Choice(["gold", "llm", "offline"]),
+    help="Sub-questions for chain search (default: gold when the dataset has them).",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Output folder (default ./eval-results/<dataset>)."
+)
+@memory_options
 @pass_context
 @friendly_errors
 def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: tuple[str, ...], limit: int | None,
@@ -332,9 +621,13 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
         documents = [make_document(text, title=title) for title, text in sorted(paragraphs)]
     settings = ctx.settings()
     if decomposition is None:
-        decomposition = "gold" if all(i.gold_decomposition for i in items) else ("llm" if settings.llm else "offline")
+        decomposition = (
+            "gold" if all(i.gold_decomposition for i in items) else ("llm" if settings.llm else "offline")
+        )
     if decomposition == "llm" and not settings.llm:
-        raise InputError("--decomposition llm needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+        raise InputError(
+            "--decomposition llm needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key"
+        )
     names = list(strategies) or ["chain", "bm25", "dense"]
     out_dir = out or Path("eval-results") / dataset.stem
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -352,8 +645,10 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
                 "questions": len(items), "namespace": memory.namespace, "decomposition": decomposition,
                 "llm": settings.llm or "none (offline)", "embedder": memory.embedder.name}  # fmt: skip
     paths = write_report(out_dir, meta, summary, records)
-    console.print(markdown_table(summary), highlight=False)
-    console.print(f"results: {paths['json']}, {paths['markdown']}, plots in {out_dir}")
+    console.print(markdown_table(summary), highlight=False, markup=False)
+    console.print(
+        f"results: {paths['json']}, {paths['markdown']}, plots in {out_dir}", highlight=False, markup=False
+    )
 
 
 # ---------------------------------------------------------- config/doctor
@@ -364,6 +659,7 @@ def config() -> None:
 
 @config.command("show")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@memory_options
 @pass_context
 @friendly_errors
 def config_show(ctx: Context, as_json: bool) -> None:
@@ -373,10 +669,11 @@ def config_show(ctx: Context, as_json: bool) -> None:
         click.echo(json.dumps(data, indent=2, default=str))
         return
     for key, value in data.items():
-        console.print(f"{key:24} {'' if value is None else value}", highlight=False)
+        console.print(f"{key:24} {'' if value is None else value}", highlight=False, markup=False)
 
 
 @main.command()
+@home_option
 @pass_context
 @friendly_errors
 def doctor(ctx: Context) -> None:
@@ -386,7 +683,7 @@ def doctor(ctx: Context) -> None:
     checks = run_checks(ctx.settings())
     for check in checks:
         mark = "[green]ok[/]  " if check.ok else "[red]FAIL[/]"
-        console.print(f"{mark} {check.name:24} {check.detail}", highlight=False)
+        console.print(f"{mark} {escape(check.name):24} {escape(str(check.detail))}", highlight=False)
     if not all(c.ok for c in checks):
         sys.exit(1)
 

@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from engramdb.platform.errors import ConfigError
 
-NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def config_file_path() -> Path | None:
@@ -45,8 +45,12 @@ def config_file_path() -> Path | None:
 
 
 def validate_namespace(namespace: str) -> str:
-    """Namespaces key every node and vector, so they must be short and plain."""
-    if not NAMESPACE_PATTERN.match(namespace):
+    """Namespaces key every node and vector, so they must be short and plain.
+
+    ``fullmatch``, not ``match`` with ``$``: ``$`` also matches before a trailing
+    newline, which would let ``"ns\\n"`` through as a distinct namespace.
+    """
+    if not isinstance(namespace, str) or not NAMESPACE_PATTERN.fullmatch(namespace):
         raise ValueError(
             f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_', '-' or '.', "
             "starting with a letter or digit"
@@ -81,7 +85,13 @@ class Settings(BaseSettings):
     neo4j_heap: str = Field("1g", pattern=r"^\d+[mMgG]$")
     neo4j_pagecache: str = Field("512m", pattern=r"^\d+[mMgG]$")
     neo4j_start_timeout: float = Field(180.0, gt=0)
-    neo4j_lib_dir: Path | None = Field(None, description="Where the Neo4j jars live (default <home>/neo4j/lib).")
+    neo4j_lib_dir: Path | None = Field(
+        None,
+        description="Where the Neo4j jars live (default: one copy per user, <user cache dir>/neo4j-<version>/lib).",
+    )
+    neo4j_autostart: bool = Field(
+        True, description="Start the local Neo4j when the SDK needs it and none runs (it keeps running)."
+    )
     java_home: Path | None = None
 
     # Qdrant: a server when qdrant_url is set, else the embedded engine.
@@ -95,7 +105,10 @@ class Settings(BaseSettings):
     llm_repair_pass: bool = Field(False, description="Second LLM pass that completes each extracted GSW.")
     ingest_batch_size: int = Field(64, ge=1, le=5000, description="Documents per write transaction.")
     entity_merge_threshold: float = Field(
-        0.85, ge=0.0, le=1.0, description="Name-embedding cosine above which a spelling variant joins an entity (1 = off)."
+        0.85,
+        ge=0.0,
+        le=1.0,
+        description="Name-embedding cosine above which a spelling variant joins an entity (1 = off).",
     )
     voyage_api_key: SecretStr | None = Field(None, validation_alias=_key("VOYAGE_API_KEY"))
     openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
@@ -128,7 +141,14 @@ class Settings(BaseSettings):
 
     @property
     def neo4j_jars(self) -> Path:
-        return self.neo4j_lib_dir or (self.neo4j_home / "lib")
+        """The configured jar folder, else the per-user cache shared by every data home.
+
+        The jars (~137 MB) depend only on the Neo4j version, so one copy per
+        user serves every home; see ``LocalNeo4j`` for the older per-home copy.
+        """
+        return self.neo4j_lib_dir or (
+            Path(platformdirs.user_cache_dir("engramdb")) / f"neo4j-{self.neo4j_version}" / "lib"
+        )
 
     @property
     def qdrant_path(self) -> Path:

@@ -7,6 +7,7 @@ query cannot forget it and user text never becomes Cypher source.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString, cast
 
@@ -15,7 +16,7 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from engramdb.platform import cypher_files
 from engramdb.platform.config import Settings, validate_namespace
-from engramdb.platform.errors import EngramError
+from engramdb.platform.errors import ConfigError, EngramError
 from engramdb.platform.neo4j_server import LocalNeo4j
 
 # Server notifications (e.g. "property key does not exist" on an empty graph) are
@@ -23,16 +24,20 @@ from engramdb.platform.neo4j_server import LocalNeo4j
 DRIVER_OPTIONS: dict[str, Any] = {"notifications_min_severity": "OFF"}
 SCHEMA_FILES = ("schema/migrations", "schema/constraints", "schema/indexes")
 
+log = logging.getLogger("engramdb")
+
 
 def connect(settings: Settings) -> Driver:
-    """A driver for the configured Neo4j: external if a URI is set, else the local server (started if needed)."""
+    """A driver for the configured Neo4j: external if a URI is set, else the local server
+    (started if none runs and ``neo4j_autostart`` allows it)."""
     if settings.neo4j_uri:
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, password), **DRIVER_OPTIONS)
+        driver = GraphDatabase.driver(
+            settings.neo4j_uri, auth=(settings.neo4j_user, password), **DRIVER_OPTIONS
+        )
         where = settings.neo4j_uri
     else:
-        server = LocalNeo4j(settings)
-        server.start()
+        server = _running_local_server(settings)
         driver = GraphDatabase.driver(server.bolt_uri, auth=("neo4j", server.password()), **DRIVER_OPTIONS)
         where = server.bolt_uri
     try:
@@ -44,6 +49,26 @@ def connect(settings: Settings) -> Driver:
         driver.close()
         raise EngramError(f"cannot reach Neo4j at {where}: {exc}") from exc
     return driver
+
+
+def _running_local_server(settings: Settings) -> LocalNeo4j:
+    """The local server, ready for Bolt; started here only if autostart is on.
+
+    Starting a server is a side effect that outlives the program (it keeps
+    running, holding memory and ports), so it is a setting and is logged.
+    """
+    server = LocalNeo4j(settings)
+    if server.pid() is not None:
+        server.start()  # already running: waits until Bolt answers
+        return server
+    if not settings.neo4j_autostart:
+        raise ConfigError(
+            f"no local Neo4j is running (data home {settings.home}, {server.bolt_uri}) and neo4j_autostart "
+            "is off: start it with `engramdb neo4j start`, or set ENGRAMDB_NEO4J_AUTOSTART=true"
+        )
+    server.start()
+    log.info("started the local Neo4j at %s; it keeps running until `engramdb neo4j stop`", server.bolt_uri)
+    return server
 
 
 def _q(text: str) -> Query:
@@ -76,7 +101,9 @@ class Graph:
 
     def write_many(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[dict[str, Any]]]:
         """Run several write queries in ONE transaction: all of them land, or none."""
-        texts = [(cypher_files.query(name), {**params, "namespace": self.namespace}) for name, params in steps]
+        texts = [
+            (cypher_files.query(name), {**params, "namespace": self.namespace}) for name, params in steps
+        ]
 
         def work(tx: ManagedTransaction) -> list[list[dict[str, Any]]]:
             return [self._rows(tx, text, params) for text, params in texts]
@@ -98,4 +125,3 @@ def apply_schema(driver: Driver, database: str = "neo4j") -> int:
                 session.run(_q(statement)).consume()
                 count += 1
     return count
-

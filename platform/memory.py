@@ -1,4 +1,4 @@
-"""The SDK facade: ``Memory(namespace=...)`` with ingest, ask, delete and stats.
+"""The SDK facade: ``Memory(namespace=...)`` with ingest, ask, delete, documents and stats.
 
 A Memory owns one Neo4j driver and one vector store, both opened lazily, and
 applies the schema on first use, so ``Memory().stats()`` works on a fresh
@@ -21,6 +21,11 @@ from engramdb.platform.errors import InputError
 from engramdb.platform.graph import Graph, apply_schema, connect
 from engramdb.platform.shared_stores import acquire_vector_store
 from engramdb.platform.vectors import VectorStore
+
+#: What ingest marks a document as: written and indexed, in progress (or interrupted), or failed.
+DOCUMENT_STATUSES = ("done", "pending", "failed")
+#: Cypher's LIMIT takes no null: "no limit" is a count no namespace reaches.
+NO_LIMIT = 2**62
 
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
@@ -94,10 +99,14 @@ class Memory:
 
         model = chat_model or make_chat_model(self.settings)
         if decomposition == "llm" and model is None:
-            raise ConfigError("LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+            raise ConfigError(
+                "LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key"
+            )
         use_llm = model is not None and decomposition in ("auto", "llm")
         key = self.settings.voyage_api_key
-        reranker = VoyageReranker(key.get_secret_value()) if key and key.get_secret_value() else OfflineReranker()
+        reranker = (
+            VoyageReranker(key.get_secret_value()) if key and key.get_secret_value() else OfflineReranker()
+        )
         return Asker(
             self.graph, self.vectors, self.embedder, reranker,
             decomposer=LLMDecomposer(model) if use_llm else OfflineDecomposer(),  # type: ignore[arg-type]
@@ -135,24 +144,62 @@ class Memory:
     def delete(self, doc_id: str) -> DeleteReport:
         """Forget one document: its chunks, verb phrases, QA edges and vectors, cached
         extractions, and every entity no other document mentions."""
-        report = self.ingestor.delete(doc_id)
-        if report is None:
-            raise InputError(f"no document {doc_id!r} in namespace {self.namespace!r}")
-        return report
+        return self.delete_many([doc_id])[0]
+
+    def delete_many(self, doc_ids: Iterable[str]) -> list[DeleteReport]:
+        """Forget several documents, all or none: if any id is unknown, nothing is deleted
+        and the error names every unknown id (a typo must not leave half a cleanup done)."""
+        wanted = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
+        if not wanted:
+            return []
+        known = {r["id"] for r in self.graph.read("traversals/get_documents", ids=wanted)}
+        missing = [doc_id for doc_id in wanted if doc_id not in known]
+        if missing:
+            raise InputError(_missing_documents_message(missing, len(wanted), self.namespace))
+        reports = []
+        for doc_id in wanted:
+            report = self.ingestor.delete(doc_id)
+            if report is None:  # deleted by someone else since the check above
+                raise InputError(_missing_documents_message([doc_id], 1, self.namespace))
+            reports.append(report)
+        return reports
 
     def stats(self) -> dict[str, Any]:
-        """Node and relationship counts of this namespace, plus vector counts."""
-        from engramdb.ingestion.pipeline import CHUNK_COLLECTION, QA_COLLECTION
+        """Node, relationship and vector counts of this namespace, and its documents by status."""
+        from engramdb.ingestion.pipeline import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
 
-        row = self.graph.read("traversals/namespace_counts")[0]
-        for collection in (QA_COLLECTION, CHUNK_COLLECTION):
+        nodes = self.graph.read("traversals/namespace_counts")[0]
+        edges = self.graph.read("traversals/edge_counts")[0]
+        vectors = {}
+        for key, collection in (("qa_vectors", QA_COLLECTION), ("chunk_vectors", CHUNK_COLLECTION),
+                                ("entity_vectors", ENTITY_COLLECTION)):  # fmt: skip
             self.vectors.ensure_collection(collection, self.embedder.dim)
-        qa_vectors = self.vectors.count(QA_COLLECTION, self.namespace)
-        chunk_vectors = self.vectors.count(CHUNK_COLLECTION, self.namespace)
-        statuses = {r["status"]: r["count"] for r in self.graph.read("traversals/document_status_counts")}
-        return {"namespace": self.namespace, **row, "qa_vectors": qa_vectors, "chunk_vectors": chunk_vectors,
+            vectors[key] = self.vectors.count(collection, self.namespace)
+        statuses = self.document_counts()
+        return {"namespace": self.namespace, **nodes, **edges, **vectors,
                 "documents_done": statuses.get("done", 0), "documents_pending": statuses.get("pending", 0),
                 "documents_failed": statuses.get("failed", 0)}  # fmt: skip
+
+    def document_counts(self) -> dict[str, int]:
+        """How many documents of this namespace are done, pending or failed (a status with
+        none is absent); empty when the namespace holds no documents."""
+        return {r["status"]: r["count"] for r in self.graph.read("traversals/document_status_counts")}
+
+    def documents(self, status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The documents of this namespace ordered by id, as dicts with id, title, status,
+        chunks, qa_pairs and error (why ingest failed, else None); only those of ``status``
+        when given, at most ``limit``."""
+        if status is not None and status not in DOCUMENT_STATUSES:
+            raise InputError(f"unknown document status {status!r}: use one of {', '.join(DOCUMENT_STATUSES)}")
+        if limit is not None and limit < 0:
+            raise InputError(f"limit must be 0 or more, not {limit}")
+        return self.graph.read("traversals/list_documents", status=status,
+                               limit=NO_LIMIT if limit is None else limit)  # fmt: skip
+
+    def other_namespaces(self) -> dict[str, int]:
+        """Every other namespace that holds documents, with its document count: where to look
+        when this one is empty (a fresh ``default`` after ingesting under another name)."""
+        return {r["namespace"]: r["documents"] for r in self.graph.read("traversals/other_namespaces")}
 
     def document_status(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Status, content hash and error of documents by id."""
@@ -175,6 +222,13 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _missing_documents_message(missing: list[str], asked: int, namespace: str) -> str:
+    names = ", ".join(repr(doc_id) for doc_id in missing)
+    noun = "document" if len(missing) == 1 else "documents"
+    message = f"no {noun} {names} in namespace {namespace!r}"
+    return message if asked == 1 else f"{message}; none of the {asked} documents was deleted"
 
 
 def to_documents(source: object) -> list[Document]:

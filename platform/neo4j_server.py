@@ -3,9 +3,13 @@
 Why not a distribution tarball: only package registries are reachable on the
 machines engramdb targets, so the server, Bolt and Browser jars come from Maven
 Central (via ``mvn dependency:copy-dependencies``) and are launched directly
-with Java 17. Everything lives under ``<home>/neo4j``: ``lib`` (jars), ``conf``,
-``data``, ``logs``, ``run`` (pid file) and ``auth/password`` (mode 0600).
-The server writes only to log files, never to the caller's terminal.
+with Java 17. The jars depend only on the version, so one copy per user serves
+every data home (``<user cache dir>/neo4j-<version>/lib``, or
+``ENGRAMDB_NEO4J_LIB_DIR``). Everything else lives under ``<home>/neo4j``:
+``conf``, ``data``, ``logs``, ``run`` (pid file) and ``auth/password``. The data
+home and ``<home>/neo4j`` are mode 0700, the password files 0600, and the
+password never appears on a command line (other users can read those). The
+server writes only to log files, never to the caller's terminal.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import Neo4jServerError
+from engramdb.platform.store_lock import ensure_private_dir, exclusive_lock
 
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
@@ -33,6 +39,13 @@ ADD_OPENS = [
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
 ]
 SENTINEL_JARS = ("neo4j-server-{v}.jar", "neo4j-bolt-{v}.jar", "neo4j-{v}.jar")
+#: What ``<home>/neo4j`` holds; any of them marks the folder as ours to keep private.
+NEO4J_HOME_ENTRIES = ("auth", "conf", "data", "lib", "logs", "plugins", "run")
+#: Transaction logs: Neo4j's defaults (256 MB files, preallocated, kept 2 days)
+#: cost ~0.5 GB of disk for a small memory. Small files, and only the last two
+#: once a checkpoint has made them unnecessary for recovery.
+TX_LOG_ROTATION_SIZE = "16M"
+TX_LOG_RETENTION = "2 files"
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,7 @@ class LocalNeo4j:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.home = settings.neo4j_home
-        self.lib = settings.neo4j_jars
+        self.lib = self._jar_dir()
         self.conf_dir = self.home / "conf"
         self.data_dir = self.home / "data"
         self.logs_dir = self.home / "logs"
@@ -74,7 +87,9 @@ class LocalNeo4j:
 
     def java(self) -> str:
         """Path of a Java 17+ executable, or a clear error saying how to get one."""
-        explicit = self.settings.java_home or (Path(os.environ["JAVA_HOME"]) if os.environ.get("JAVA_HOME") else None)
+        explicit = self.settings.java_home or (
+            Path(os.environ["JAVA_HOME"]) if os.environ.get("JAVA_HOME") else None
+        )
         if explicit is not None:
             candidates = [str(explicit / "bin" / "java")]
             if not Path(candidates[0]).is_file():
@@ -101,14 +116,27 @@ class LocalNeo4j:
         )
 
     # -------------------------------------------------------------- install
+    def _jar_dir(self) -> Path:
+        """The configured jar folder; else a complete per-home copy left by an older
+        engramdb (used in place: moving ~137 MB is slow and deleting it is the
+        user's call); else the per-user cache."""
+        if self.settings.neo4j_lib_dir is None:
+            legacy = self.home / "lib"
+            if _has_jars(legacy, self.settings.neo4j_version):
+                return legacy
+        return self.settings.neo4j_jars
+
     def is_installed(self) -> bool:
-        v = self.settings.neo4j_version
-        return all((self.lib / name.format(v=v)).is_file() for name in SENTINEL_JARS) and any(
-            self.lib.glob("neo4j-browser-*.jar")
-        )
+        return _has_jars(self.lib, self.settings.neo4j_version)
 
     def install(self) -> None:
-        """Fetch the server, Bolt and Browser jars from Maven Central (idempotent)."""
+        """Fetch the server, Bolt and Browser jars from Maven Central (idempotent).
+
+        The jar folder may be shared by every home of the user, so one process
+        installs at a time (a file lock; the others wait, then find the jars),
+        into a staging folder renamed into place only when complete: a reader
+        never sees half a lib folder.
+        """
         if self.is_installed():
             return
         self.java()  # fail fast before a long download
@@ -118,12 +146,22 @@ class LocalNeo4j:
                 "Maven (`mvn`) not found: it is needed once to fetch the Neo4j jars from Maven Central. "
                 "Install it (e.g. `apt-get install maven`), or put the jars in ENGRAMDB_NEO4J_LIB_DIR."
             )
-        self.home.mkdir(parents=True, exist_ok=True)
+        self._private_home()
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        pom = self.home / "engramdb-neo4j-pom.xml"
-        pom.write_text(_pom(self.settings.neo4j_version, self.settings.neo4j_browser_version))
-        staging = self.lib.with_name(self.lib.name + ".partial")
+        lock = self.lib.parent / f".{self.lib.name}.install.lock"
+        with exclusive_lock(
+            lock, f"waiting for another process to finish installing the Neo4j jars in {self.lib}"
+        ):
+            if not self.is_installed():
+                self._fetch_jars(mvn)
+
+    def _fetch_jars(self, mvn: str) -> None:
+        """Maven copies the jars into a private staging folder, then one rename publishes it."""
+        staging = self.lib.with_name(f"{self.lib.name}.partial-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        pom = staging / "engramdb-neo4j-pom.xml"
+        pom.write_text(_pom(self.settings.neo4j_version, self.settings.neo4j_browser_version))
         log = self.logs_dir / "install.log"
         with log.open("w") as out:
             result = subprocess.run(
@@ -135,19 +173,35 @@ class LocalNeo4j:
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False,
             )  # fmt: skip
         if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
             tail = log.read_text(errors="replace").strip().splitlines()[-5:]
             raise Neo4jServerError(
-                f"fetching Neo4j jars with Maven failed (exit {result.returncode}); see {log}:\n" + "\n".join(tail)
+                f"fetching Neo4j jars with Maven failed (exit {result.returncode}); see {log}:\n"
+                + "\n".join(tail)
             )
-        shutil.rmtree(self.lib, ignore_errors=True)
+        pom.unlink()
+        shutil.rmtree(self.lib, ignore_errors=True)  # an incomplete older copy; we hold the install lock
         staging.rename(self.lib)
 
     # ------------------------------------------------------------ configure
+    def _private_home(self) -> None:
+        """The data home and ``<home>/neo4j`` exist with mode 0700 (tightened if older and ours)."""
+        ensure_private_dir(self.settings.home)
+        ensure_private_dir(self.home, NEO4J_HOME_ENTRIES)
+
+    def _private_auth_files(self) -> None:
+        """The password file and Neo4j's auth file are readable by this user only."""
+        auth_ini = self.data_dir / "dbms" / "auth.ini"
+        for path in (self.password_file, auth_ini):
+            if path.is_file() and stat.S_IMODE(path.stat().st_mode) != 0o600:
+                os.chmod(path, 0o600)
+
     def password(self) -> str:
         """The stored password, generated (and kept mode 0600) on first use."""
         if self.password_file.is_file():
             return self.password_file.read_text().strip()
-        self.password_file.parent.mkdir(parents=True, exist_ok=True)
+        self._private_home()
+        self.password_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.password_file.parent, 0o700)
         value = secrets.token_urlsafe(24)
         fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -156,6 +210,7 @@ class LocalNeo4j:
         return value
 
     def write_config(self) -> None:
+        self._private_home()
         for d in (self.conf_dir, self.data_dir, self.logs_dir, self.run_dir, self.plugins_dir):
             d.mkdir(parents=True, exist_ok=True)
         s = self.settings
@@ -177,20 +232,41 @@ class LocalNeo4j:
             f"server.directories.run={self.run_dir}",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
+            f"db.tx_log.rotation.size={TX_LOG_ROTATION_SIZE}",
+            f"db.tx_log.rotation.retention_policy={TX_LOG_RETENTION}",
         ]
         (self.conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
     def _set_initial_password(self, java: str) -> None:
+        """Have Neo4j's admin tool store the password before the first start.
+
+        The password reaches the tool through an argument file (``@file``, which
+        the tool's option parser expands), never on its command line, where any
+        local user could read it in the process list. The file is 0600 inside
+        the 0700 auth folder and removed right after.
+        """
         if (self.data_dir / "dbms" / "auth.ini").exists() or (self.data_dir / "databases").exists():
             return  # only possible before the first start; afterwards the stored one is in force
+        password = self.password()  # generated (with its 0700 folder) on first use
+        args_file = self.password_file.with_name("initial-password.args")
+        args_file.unlink(missing_ok=True)
+        fd = os.open(args_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_argfile_quote(password) + "\n")
         env = {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)}
-        with (self.logs_dir / "admin.log").open("a") as out:
-            result = subprocess.run(
-                [java, "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password", self.password()],
-                env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False,
-            )  # fmt: skip
+        try:
+            with (self.logs_dir / "admin.log").open("a") as out:
+                result = subprocess.run(
+                    [java, "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password", f"@{args_file}"],
+                    env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False,
+                )  # fmt: skip
+        finally:
+            args_file.unlink(missing_ok=True)
         if result.returncode != 0:
-            raise Neo4jServerError(f"setting the initial Neo4j password failed; see {self.logs_dir / 'admin.log'}")
+            raise Neo4jServerError(
+                f"setting the initial Neo4j password failed; see {self.logs_dir / 'admin.log'}"
+            )
+        self._private_auth_files()
 
     # ------------------------------------------------------------ lifecycle
     def pid(self) -> int | None:
@@ -232,6 +308,7 @@ class LocalNeo4j:
         self.install()
         self.write_config()
         self._set_initial_password(java)
+        self._private_auth_files()
         cmd = [
             java, f"-Xmx{self.settings.neo4j_heap}", *ADD_OPENS, "-XX:+UseG1GC", "-Dfile.encoding=UTF-8",
             "-cp", f"{self.plugins_dir}/*:{self.conf_dir}/*:{self.lib}/*", ENTRY_POINT,
@@ -310,7 +387,12 @@ def java_major_version(java: str) -> int | None:
     """Major version of a java executable (17 for '17.0.15'), None if it won't run."""
     try:
         out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, check=False
+            [java, "-version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            check=False,
         ).stderr
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -321,6 +403,18 @@ def java_major_version(java: str) -> int | None:
             major = int(head)
             return int(token.split(".")[1]) if major == 1 else major
     return None
+
+
+def _has_jars(lib: Path, version: str) -> bool:
+    """True if ``lib`` holds the server, kernel, Bolt and Browser jars of ``version``."""
+    return all((lib / name.format(v=version)).is_file() for name in SENTINEL_JARS) and any(
+        lib.glob("neo4j-browser-*.jar")
+    )
+
+
+def _argfile_quote(value: str) -> str:
+    """``value`` as one quoted argument of a picocli ``@file`` (backslash escapes)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _port_open(port: int) -> bool:

@@ -1,9 +1,11 @@
 """One embedded vector store per data home per process, shared by every Memory.
 
-The embedded Qdrant engine locks its files: a second opener of the same
-folder fails, even in the same process. Two ``Memory`` objects for two
-namespaces in one program are ordinary, so they share one open store here,
-reference-counted; the last ``close`` really closes it.
+The embedded store has a single owner: opening it takes an OS lock on its
+folder, per open file, so a second opener fails - another process, and also a
+second opener in this process. Two ``Memory`` objects for two namespaces in
+one program are ordinary, so they share one open store here,
+reference-counted; the last ``close`` really closes it and releases the lock.
+Across processes there is no sharing: use a Qdrant server for that.
 """
 
 from __future__ import annotations

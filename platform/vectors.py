@@ -41,6 +41,7 @@ import qdrant_edge as qe
 
 from engramdb.platform.config import Settings, validate_namespace
 from engramdb.platform.errors import EngramError, InputError
+from engramdb.platform.store_lock import LockBusyError, OwnerLock, acquire_owner_lock, ensure_private_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from qdrant_client import QdrantClient
@@ -399,8 +400,13 @@ class EdgeVectorStore:
     after a bulk load with ``auto_optimize=False``.
 
     Threads: every shard call holds one lock, so the store can be shared by
-    ingestion workers. Only one process may open a given path at a time (the
-    WAL is locked); a second one gets a :class:`VectorStoreError`.
+    ingestion workers. Only one process may open a given path at a time: the
+    constructor takes an OS lock on ``<path>/.owner.lock`` before qdrant-edge
+    touches any file (a second process opening a shard, even to read, disturbs
+    the holder's files), holds it until :meth:`close` and the OS drops it if
+    the process dies. A second opener gets a :class:`VectorStoreError` naming
+    the holder. Inside one process, share one store
+    (``engramdb.platform.shared_stores``).
     """
 
     def __init__(
@@ -420,6 +426,7 @@ class EdgeVectorStore:
         self._lock = threading.RLock()
         self._shards: dict[str, _Shard] = {}
         self._closed = False
+        self._owner: OwnerLock = _own_store_folder(self.path)
 
     # -- opening ---------------------------------------------------------
     def _config(self, dim: int) -> qe.EdgeConfig:
@@ -610,6 +617,7 @@ class EdgeVectorStore:
                     s.shard.close()
                 except Exception as exc:  # keep closing the others
                     errors.append(f"{name}: {exc}")
+            self._owner.release()  # only after every shard is flushed and closed
             if errors:
                 raise VectorStoreError("error closing vector collections: " + "; ".join(errors))
 
@@ -640,6 +648,25 @@ class EdgeVectorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _own_store_folder(path: Path) -> OwnerLock:
+    """Take the single-owner lock on an embedded store folder, or explain who has it."""
+    try:
+        return acquire_owner_lock(path)
+    except LockBusyError as exc:
+        if exc.held_by_this_process:
+            raise VectorStoreError(
+                f"the embedded vector store at {path} is already open in this process (pid {exc.holder.pid}); "
+                "open it once and share it (engramdb.platform.shared_stores.acquire_vector_store)"
+            ) from None
+        raise VectorStoreError(
+            f"the embedded vector store at {path} is open in another process ({exc.holder.describe()}); "
+            "only one process may use it at a time. Wait for that process to finish or stop it, "
+            "or set ENGRAMDB_QDRANT_URL to a Qdrant server for concurrent access."
+        ) from None
+    except OSError as exc:
+        raise VectorStoreError(f"cannot lock the embedded vector store at {path}: {exc}") from exc
 
 
 def _check_limit(limit: int) -> int:
@@ -698,16 +725,51 @@ class QdrantServerStore:
 
     The server runs its own optimizers and persistence, so there is no
     ``optimize``; writes use ``wait=True`` so they are applied when we return.
+
+    Pass ``url`` (and ``api_key``) to reach a server, or an existing
+    ``client``: any ``QdrantClient``, including qdrant-client's local mode,
+    which is how the tests run this class against a real Qdrant engine. The
+    store owns the client either way and closes it in :meth:`close`.
+    Failures of the server (unreachable, rejected request) are raised as
+    :class:`VectorStoreError` naming the server and the operation.
     """
 
-    def __init__(self, url: str, api_key: str | None = None, *, hnsw_ef: int = DEFAULT_HNSW_EF) -> None:
-        from qdrant_client import QdrantClient
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        client: QdrantClient | None = None,
+        hnsw_ef: int = DEFAULT_HNSW_EF,
+    ) -> None:
+        if (url is None) == (client is None):
+            raise VectorInputError(
+                "QdrantServerStore needs either a server url or a QdrantClient (exactly one)"
+            )
+        if client is None:
+            from qdrant_client import QdrantClient
 
+            client = QdrantClient(url=url, api_key=api_key)
         self.url = url
         self.hnsw_ef = int(hnsw_ef)
-        self._client: QdrantClient = QdrantClient(url=url, api_key=api_key)
+        self._client: QdrantClient = client
         self._dims: dict[str, int] = {}
+        #: Collections whose payload indexes were checked by this store (one round trip per collection).
+        self._indexed: set[str] = set()
         self._lock = threading.Lock()
+        self._closed = False
+
+    def _call(self, action: str, collection: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``client.<method>(*args, **kwargs)``, with server failures as clear VectorStoreErrors."""
+        from qdrant_client.http.exceptions import ApiException
+
+        if self._closed:
+            raise VectorStoreError("the vector store is closed")
+        try:
+            return getattr(self._client, method)(*args, **kwargs)
+        except ApiException as exc:
+            where = f"Qdrant at {self.url}" if self.url else "Qdrant"
+            raise VectorStoreError(f"{where}: {action} in collection {collection!r} failed: {exc}") from exc
 
     def _dim(self, collection: str) -> int | None:
         """Vector size of an existing collection (cached), or None if it does not exist."""
@@ -715,10 +777,10 @@ class QdrantServerStore:
         with self._lock:
             if collection in self._dims:
                 return self._dims[collection]
-        if not self._client.collection_exists(collection):
+        if not self._call("checking", collection, "collection_exists", collection):
             return None
-        params = self._client.get_collection(collection).config.params.vectors
-        size = getattr(params, "size", None)
+        info = self._call("reading the configuration", collection, "get_collection", collection)
+        size = getattr(info.config.params.vectors, "size", None)
         if size is None:
             raise VectorStoreError(
                 f"Qdrant collection {collection!r} does not have a single unnamed dense vector"
@@ -739,7 +801,10 @@ class QdrantServerStore:
         dim = _check_dim(dim)
         existing = self._dim(collection)
         if existing is None:
-            self._client.create_collection(
+            self._call(
+                "creating",
+                collection,
+                "create_collection",
                 collection,
                 vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE),
                 hnsw_config=qm.HnswConfigDiff(
@@ -756,25 +821,36 @@ class QdrantServerStore:
                 f"collection {collection!r} stores vectors of dimension {existing}, not {dim}: "
                 "use another collection (or delete it) when changing the embedding model"
             )
-        schema = self._client.get_collection(collection).payload_schema or {}
+        self._ensure_indexes(collection)
+
+    def _ensure_indexes(self, collection: str) -> None:
+        """Create the tenant and keyword payload indexes a collection is missing (once per store)."""
+        from qdrant_client import models as qm
+
+        if collection in self._indexed:
+            return
+        info = self._call("reading the configuration", collection, "get_collection", collection)
+        schema = info.payload_schema or {}
         if TENANT_FIELD not in schema:
-            self._client.create_payload_index(
-                collection,
-                TENANT_FIELD,
-                field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
-                wait=True,
-            )
+            tenant_index = qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
+            self._call(
+                "indexing", collection, "create_payload_index", collection, TENANT_FIELD,
+                field_schema=tenant_index, wait=True,
+            )  # fmt: skip
         for name in INDEXED_FIELDS:
             if name not in schema:
-                self._client.create_payload_index(
-                    collection, name, field_schema=qm.PayloadSchemaType.KEYWORD, wait=True
-                )
+                self._call(
+                    "indexing", collection, "create_payload_index", collection, name,
+                    field_schema=qm.PayloadSchemaType.KEYWORD, wait=True,
+                )  # fmt: skip
+        with self._lock:
+            self._indexed.add(collection)
 
     def upsert(self, collection: str, namespace: str, points: Sequence[VectorPoint]) -> None:
         namespace = _check_namespace(namespace)
         structs = server_points(namespace, points, self._require(collection))
         for part in _batches(len(structs)):
-            self._client.upsert(collection, points=structs[part], wait=True)
+            self._call("upserting", collection, "upsert", collection, points=structs[part], wait=True)
 
     def search(
         self,
@@ -795,7 +871,10 @@ class QdrantServerStore:
         query = _as_vector(vector, dim, "query vector")
         if limit == 0 or _matches_nothing(conditions, None):
             return []
-        response = self._client.query_points(
+        response = self._call(
+            "searching",
+            collection,
+            "query_points",
             collection,
             query=query.tolist(),
             query_filter=server_filter(namespace, where),
@@ -819,18 +898,18 @@ class QdrantServerStore:
         conditions = _normalize_where(where)
         if _matches_nothing(conditions, key_list) or self._dim(collection) is None:
             return
-        self._client.delete(
-            collection,
-            points_selector=qm.FilterSelector(filter=server_filter(namespace, where, key_list)),
-            wait=True,
-        )
+        selector = qm.FilterSelector(filter=server_filter(namespace, where, key_list))
+        self._call("deleting", collection, "delete", collection, points_selector=selector, wait=True)
 
     def count(self, collection: str, namespace: str, where: Where | None = None) -> int:
         namespace = _check_namespace(namespace)
         conditions = _normalize_where(where)
         if _matches_nothing(conditions, None) or self._dim(collection) is None:
             return 0
-        result = self._client.count(collection, count_filter=server_filter(namespace, where), exact=True)
+        count_filter = server_filter(namespace, where)
+        result = self._call(
+            "counting", collection, "count", collection, count_filter=count_filter, exact=True
+        )
         return int(result.count)
 
     def get_vectors(self, collection: str, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
@@ -838,7 +917,10 @@ class QdrantServerStore:
         key_list = _check_keys(keys) or []
         if not key_list or self._dim(collection) is None:
             return {}
-        records = self._client.retrieve(
+        records = self._call(
+            "reading vectors",
+            collection,
+            "retrieve",
             collection,
             ids=[point_id(namespace, k) for k in dict.fromkeys(key_list)],
             with_payload=True,
@@ -847,7 +929,17 @@ class QdrantServerStore:
         return _vectors_by_key(namespace, ((r.payload, r.vector) for r in records))
 
     def close(self) -> None:
+        """Close the client (idempotent); later calls raise VectorStoreError."""
+        if self._closed:
+            return
+        self._closed = True
         self._client.close()
+
+    def __enter__(self) -> QdrantServerStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # ------------------------------------------------------------------------ factory
@@ -858,4 +950,5 @@ def open_vector_store(settings: Settings) -> VectorStore:
     if settings.qdrant_url:
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return QdrantServerStore(settings.qdrant_url, api_key or None)
+    ensure_private_dir(settings.home)
     return EdgeVectorStore(settings.qdrant_path)

@@ -1,22 +1,41 @@
 """Answers grounded only in the QA evidence, or ``N/A``.
 
 With an LLM, the model sees the deduplicated QA pairs of the surviving chains
-(never raw chunks) and must answer from them alone or reply ``N/A``. Offline,
-the answer is the final entity of the best chain, and ``N/A`` when that
-chain's score is below a calibrated threshold (memory does not support an
-answer well enough).
+(never raw chunks) that score at least the evidence floor — the same
+threshold below which the offline answerer says ``N/A`` — and must answer from
+them alone. It is asked for ``{"answer": ..., "supported": true|false}``; the
+reply is read tolerantly (prose or a fence around the JSON, or plain text with
+markdown, "The answer is ...", a trailing period), and every way of declining
+("Not stated in the evidence.", "N/A - ...") becomes ``N/A``. Offline, the
+answer is the final entity of the best chain, and ``N/A`` when that chain's
+score is below a calibrated threshold (memory does not support an answer well
+enough).
+
+Every :class:`Answer` says where it came from (:attr:`Answer.source`):
+``llm``, ``offline``, ``offline-fallback: <reason>`` when the model could not
+be reached and the offline answerer stood in, or ``llm-not-asked: <reason>``
+when no evidence cleared the floor.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engramdb.platform.llm import message_text, token_usage
+from engramdb.platform.errors import LLMError
+from engramdb.platform.llm import (
+    ASK_RETRY,
+    RetryPolicy,
+    invoke_with_retry,
+    message_text,
+    parse_json_reply,
+    token_usage,
+)
 from engramdb.retrieval.results import Chain, Evidence
 
 NA = "N/A"
@@ -25,17 +44,32 @@ NA = "N/A"
 # At 0.50, 92% of answerable questions are answered and 70% of absent ones refused
 # (best balanced accuracy, 81%, shared with 0.55, which refuses more real questions).
 DEFAULT_NA_THRESHOLD = 0.50
+FALLBACK_PREFIX = "offline-fallback: "
+NOT_ASKED_PREFIX = "llm-not-asked: "
 
-ANSWER_PROMPT = """Answer the question using ONLY the evidence given (question-answer pairs or passages).
-Reply with the answer alone: a name, date, number or short phrase, with no explanation.
-If the evidence does not contain the answer, reply exactly N/A."""
+ANSWER_PROMPT = """Answer the question from the numbered evidence alone (question-answer pairs or passages).
+Reply with one JSON object and nothing else:
+  {"answer": "<a name, date, number or short phrase>", "supported": true}
+when the evidence gives the answer, and
+  {"answer": null, "supported": false}
+when it does not. No explanation, no markdown."""
 
 
 @dataclass(frozen=True)
 class Answer:
+    """An answer (or ``N/A``), what it cost, and who gave it.
+
+    ``source`` is ``llm``, ``offline``, ``offline-fallback: <reason>`` or
+    ``llm-not-asked: <reason>``; ``supported`` is the model's own flag when it
+    gave one; ``evidence_count`` is how many evidence items the reader saw.
+    """
+
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    source: str = "offline"
+    supported: bool | None = None
+    evidence_count: int = 0
 
 
 class OfflineAnswerer:
@@ -49,47 +83,129 @@ class OfflineAnswerer:
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
         best = max(chains, key=lambda c: c.score, default=None)
         if best is None or best.score < self.na_threshold:
-            return Answer(NA)
-        return Answer(best.answer_name)
+            return Answer(NA, source="offline", supported=False)
+        return Answer(best.answer_name, source="offline", supported=True)
 
 
 class LLMAnswerer:
-    """A chat model reads the QA evidence and answers or says N/A."""
+    """A chat model reads the QA evidence above the floor and answers or says N/A.
+
+    Transient provider errors are retried; if the model still cannot be
+    reached, ``fallback`` (an :class:`OfflineAnswerer`) answers and the
+    answer's source says so, or without one an :class:`LLMError` is raised.
+    """
 
     name = "llm"
 
-    def __init__(self, model: BaseChatModel) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        evidence_floor: float = DEFAULT_NA_THRESHOLD,
+        fallback: OfflineAnswerer | None = None,
+        retry_policy: RetryPolicy = ASK_RETRY,
+    ) -> None:
         self.model = model
+        self.evidence_floor = evidence_floor
+        self.fallback = fallback
+        self.retry_policy = retry_policy
 
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
-        return self.answer_texts(question, [e.text for e in evidence])
+        kept = [e for e in evidence if e.score >= self.evidence_floor]
+        if not kept:
+            reason = f"no evidence scored {self.evidence_floor:.2f} or more ({len(evidence)} below)"
+            return Answer(NA, source=NOT_ASKED_PREFIX + reason, supported=False)
+        try:
+            return self._ask(question, [e.text for e in kept])
+        except LLMError as exc:
+            if self.fallback is None:
+                raise
+            stand_in = self.fallback.answer(question, chains, evidence)
+            return replace(stand_in, source=FALLBACK_PREFIX + " ".join(str(exc).split())[:300])
 
     def answer_texts(self, question: str, texts: Sequence[str]) -> Answer:
-        """Answer from any evidence texts (QA pairs, or passages for the baselines)."""
+        """Answer from any evidence texts (QA pairs, or passages for the baselines); no floor applies."""
         if not texts:
-            return Answer(NA)
+            return Answer(NA, source=NOT_ASKED_PREFIX + "no evidence", supported=False)
+        return self._ask(question, texts)
+
+    def _ask(self, question: str, texts: Sequence[str]) -> Answer:
         lines = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))
         messages = [SystemMessage(ANSWER_PROMPT), HumanMessage(f"Evidence:\n{lines}\n\nQuestion: {question}")]
-        reply = self.model.invoke(messages)
-        tokens = token_usage(reply, sum(len(message_text(m)) for m in messages))  # type: ignore[arg-type]
-        return Answer(parse_answer(message_text(reply)), *tokens)  # type: ignore[arg-type]
+        reply = invoke_with_retry(self.model, messages, self.retry_policy, "answer call")
+        tokens = token_usage(reply, sum(len(message_text(m)) for m in messages))
+        text, supported = read_answer(message_text(reply))
+        return Answer(text, *tokens, source="llm", supported=supported, evidence_count=len(texts))
 
 
-_PREFIX = re.compile(r"^(final answer|answer)\s*[:\-]\s*", re.IGNORECASE)
-_NA = re.compile(
-    r"^\W*(n/?a|none|unknown|i (do not|don't) know|not (available|answerable|enough information|in (the )?evidence)"
-    r"|(the )?evidence does not (say|contain|mention).*|cannot be determined)\W*$",
+# --------------------------------------------------------------------------- reading the reply
+
+_LABEL = re.compile(
+    r"^(?:(?:final\s+)?answer\s*(?:is\s*)?[:\-–]\s*|the\s+(?:final\s+|correct\s+)?answer\s+(?:is|would be)\s*:?\s*)",
+    re.IGNORECASE,
+)
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_|`)(\S(?:.*?\S)?)\1(?!\w)")
+_BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
+_DECLINE = re.compile(
+    r"^\W*(?:n/?a\b|none\b|unknown\b|no\s+(?:answer|information|evidence|mention|data)\b"
+    r"|not\s+(?:stated|mentioned|given|provided|specified|available|answerable|known|found|clear|enough|"
+    r"in\s+(?:the\s+)?evidence|supported|determinable)\b"
+    r"|(?:i\s+)?(?:cannot|can't|can\s+not|could\s+not|couldn't|am\s+unable\s+to|unable\s+to)\s+"
+    r"(?:answer|determine|tell|find|say|be\s+determined)\b"
+    r"|i\s+(?:do\s+not|don't)\s+know\b|insufficient\b|there\s+is\s+no\b"
+    r"|(?:the\s+)?evidence\s+(?:does\s+not|doesn't|did\s+not)\b|cannot\s+be\s+determined\b"
+    r"|it\s+is\s+not\s+(?:stated|mentioned|given|known|possible)\b)",
     re.IGNORECASE,
 )
 
 
+def _flag(value: Any) -> bool | None:
+    """A "supported" flag as a bool (models write true, "true", "yes", 1 ...); None when absent."""
+    if value is None or isinstance(value, bool):
+        return value
+    return str(value).strip().lower() not in {"false", "no", "0", "", "none", "null"}
+
+
+def read_answer(text: str) -> tuple[str, bool | None]:
+    """(answer, supported) from a model reply: the JSON object when there is one, else the plain text."""
+    data = _json_answer(text)
+    if isinstance(data, dict):
+        flag = _flag(data.get("supported"))
+        value = data.get("answer")
+        if flag is False or value is None:
+            return NA, False
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value if v is not None)
+        answer = clean_answer(str(value))
+        return answer, (False if answer == NA else flag)
+    answer = clean_answer(text)
+    return answer, None if answer != NA else False
+
+
 def parse_answer(text: str) -> str:
-    """Normalise a model's answer: strip labels and quotes; every way of declining becomes N/A."""
-    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    line = _PREFIX.sub("", line).strip()
+    """Normalise a model's answer: strip labels, markdown and quotes; every way of declining becomes N/A."""
+    return read_answer(text)[0]
+
+
+def _json_answer(text: str) -> Any:
+    if "{" not in (text or ""):
+        return None
+    try:
+        return parse_json_reply(text)
+    except ValueError:
+        return None
+
+
+def clean_answer(text: str) -> str:
+    """The answer in a line of plain text: first non-empty line, without decoration or a refusal."""
+    line = next((ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()), "")
+    line = _BULLET.sub("", line)
+    line = _EMPHASIS.sub(r"\2", line).strip()
+    line = _LABEL.sub("", line).strip()
+    line = _EMPHASIS.sub(r"\2", line).strip()
     if not re.search(r"\b[A-Z]\.$", line):  # keep the period of an initial ("George W.")
         line = line.rstrip(".")
-    line = line.strip().strip('"“”\'').strip()
-    if not line or _NA.match(line):
+    line = line.strip().strip("\"“”'*").strip()
+    if not line or _DECLINE.match(line):
         return NA
     return line

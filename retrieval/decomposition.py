@@ -13,10 +13,12 @@ Four sources:
   ``#1`` references become ``<ENTITY_Q1>`` and knowledge-base style steps
   (``"Hello Love >> performer"``) become natural questions through the
   relation templates in :mod:`engramdb.retrieval.relation_templates`.
-* ``llm`` — :class:`LLMDecomposer`: one chat-model call, strict JSON parsing
-  (:func:`parse_decomposition`); unusable output raises
-  :class:`DecompositionError` naming the problem, and the caller falls back to
-  the offline decomposer.
+* ``llm`` — :class:`LLMDecomposer`: a chat-model call, tolerant JSON parsing
+  (:func:`parse_decomposition`: prose around the JSON, a flat list of
+  questions, common placeholder spellings such as ``#1`` or ``<Q1>``); an
+  unusable reply is retried with the problem named, and if it stays unusable
+  the offline decomposer takes over with source ``offline-fallback: <reason>``
+  (or, without a fallback, :class:`DecompositionError` is raised).
 * ``offline`` — :class:`OfflineDecomposer`: hand-written rules, no LLM.
 * ``given`` — :func:`make_decomposition` with the caller's own sequences.
 
@@ -63,15 +65,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from engramdb.platform.errors import InputError
-from engramdb.platform.llm import message_text, parse_json_reply, token_usage
+from engramdb.platform.errors import InputError, LLMError
+from engramdb.platform.llm import (
+    ASK_RETRY,
+    RetryPolicy,
+    invoke_with_retry,
+    message_text,
+    parse_json_reply,
+    token_usage,
+)
 from engramdb.retrieval.relation_templates import (
     ROLE_PHRASES,
     kb_question,
@@ -80,6 +89,8 @@ from engramdb.retrieval.relation_templates import (
 
 PLACEHOLDER = re.compile(r"<ENTITY_Q(\d+)>")
 SOURCES = ("gold", "offline", "llm", "given")
+#: Source of an offline decomposition made because the LLM's was unusable: the prefix, then the reason.
+FALLBACK_PREFIX = "offline-fallback: "
 MAX_HOPS = 5
 
 # Anything that looks like an attempt at a placeholder; checked after the exact ones are removed.
@@ -134,11 +145,13 @@ class Decomposition:
     """Parallel sequences of sub-questions; validated on construction."""
 
     sequences: tuple[tuple[str, ...], ...]
-    source: str
+    source: str  # one of SOURCES, or FALLBACK_PREFIX + why the LLM's decomposition was not used
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise DecompositionError(f"unknown decomposition source {self.source!r}; use one of {SOURCES}")
+        if self.source not in SOURCES and not self.source.startswith(FALLBACK_PREFIX):
+            raise DecompositionError(
+                f"unknown decomposition source {self.source!r}; use one of {SOURCES} or '{FALLBACK_PREFIX}<reason>'"
+            )
         _validate(self.sequences)
 
     def placeholders(self, seq_index: int, step_index: int) -> list[int]:
@@ -263,29 +276,51 @@ Question: What is the official language of Chad?
 {"sequences": [["What is the official language of Chad?"]]}"""
 
 
-def _extract_json(text: str) -> Any:
-    try:
-        return parse_json_reply(text)
-    except ValueError as first:
-        # Tolerate prose around one JSON object or one fenced block.
-        fenced = re.search(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-        candidates = [fenced.group(1)] if fenced else []
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            candidates.append(text[start : end + 1])
-        for candidate in candidates:
-            try:
-                return parse_json_reply(candidate)
-            except ValueError:
-                continue
-        raise DecompositionError(f"decomposition reply is not JSON: {first}") from first
-
-
 def parse_decomposition(text: str) -> Decomposition:
-    """Parse an LLM reply ``{"sequences": [[...], ...]}`` strictly; DecompositionError names the problem."""
+    """Parse an LLM reply into a decomposition; DecompositionError names the problem.
+
+    Accepted: ``{"sequences": [[...], ...]}`` with prose or a fence around it, a
+    bare list of sequences, and a flat list of questions (one sequence). Common
+    placeholder spellings (``#1``, ``<Q1>``, ``[answer of Q1]``, ``{Q1}``,
+    ``<answer 1>``) become ``<ENTITY_Q1>``; any other bracketed reference to an
+    earlier answer is rejected so the retry can ask for the right form.
+    """
     if not isinstance(text, str) or not text.strip():
         raise DecompositionError("decomposition reply is empty")
-    data = _extract_json(text)
+    try:
+        data = parse_json_reply(text)
+    except ValueError as exc:
+        raise DecompositionError(f"decomposition reply is not JSON: {exc}") from exc
+    sequences = _sequences_of(data)
+    if not sequences:
+        raise DecompositionError("'sequences' is empty: at least one sequence of sub-questions is required")
+    if all(isinstance(q, str) for q in sequences):
+        sequences = [sequences]  # a flat list of questions is one sequence
+    for i, seq in enumerate(sequences):
+        if not isinstance(seq, list):
+            raise DecompositionError(
+                f"sequence {i + 1} must be a list of question strings, got a JSON {_json_type(seq)}"
+            )
+    normalized = [
+        [normalize_placeholders(q, j + 1) if isinstance(q, str) else q for j, q in enumerate(seq)]
+        for seq in sequences
+    ]
+    for i, seq in enumerate(normalized):
+        for j, question in enumerate(seq):
+            if isinstance(question, str) and (
+                bad := _UNRECOGNISED_REFERENCE.search(PLACEHOLDER.sub("", question))
+            ):
+                raise DecompositionError(
+                    f"{_step_name(i, j)}: {bad.group(0)!r} is not a placeholder; write <ENTITY_Q1> for the answer "
+                    f"of question 1 of the same sequence, <ENTITY_Q2> for question 2, ..."
+                )
+    return make_decomposition(normalized, source="llm")
+
+
+def _sequences_of(data: Any) -> list[Any]:
+    """The list of sequences in a reply: under "sequences", or the reply itself when it is a list."""
+    if isinstance(data, list):
+        return data
     if not isinstance(data, dict):
         raise DecompositionError(
             f'decomposition reply must be a JSON object {{"sequences": [[...]]}}, got a JSON {_json_type(data)}'
@@ -296,14 +331,43 @@ def parse_decomposition(text: str) -> Decomposition:
     sequences = data["sequences"]
     if not isinstance(sequences, list):
         raise DecompositionError(f"'sequences' must be a list of lists, got a JSON {_json_type(sequences)}")
-    if not sequences:
-        raise DecompositionError("'sequences' is empty: at least one sequence of sub-questions is required")
-    for i, seq in enumerate(sequences):
-        if not isinstance(seq, list):
-            raise DecompositionError(
-                f"sequence {i + 1} must be a list of question strings, got a JSON {_json_type(seq)}"
-            )
-    return make_decomposition(sequences, source="llm")
+    return sequences
+
+
+# Placeholder spellings models use instead of <ENTITY_Qn>: "answer of Q1", "answer 1", "Q1", "step 1",
+# "#1", "ENTITY_1", "result from question 2", each inside one kind of bracket.
+_REFERENCE = (
+    r"\s*(?:(?:the\s+)?(?:answer|result|output|entity|ans)(?:\s+(?:of|to|from|for))?(?:\s+the)?[\s_#-]*"
+    r"(?:(?:q|question|step|sub-?question|hop)[\s_#-]*)?(?P<a>\d+)"
+    r"|(?:q|question|step|sub-?question|hop|#)[\s_#-]*(?P<b>\d+)(?:\s*(?:['’]s)?[\s_-]*(?:answer|result|entity))?)\s*"
+)
+_BRACKETED_REFERENCES = [
+    re.compile(re.escape(left) + _REFERENCE + re.escape(right), re.IGNORECASE)
+    for left, right in (("{{", "}}"), ("<", ">"), ("[", "]"), ("{", "}"), ("(", ")"))
+]
+_BARE_ENTITY = re.compile(r"(?<![<\w])ENTITY_?Q?(\d+)\b(?!>)", re.IGNORECASE)
+_BARE_HASH = re.compile(r"(?<![\w<])#\s?(\d+)\b")
+# What is left after normalising that still looks like a reference to an earlier answer.
+_UNRECOGNISED_REFERENCE = re.compile(
+    r"[<\[{]\s*(?:the\s+)?(?:answer|result|entity|output|q\d|question\s*\d|step\s*\d)[^>\]}]*[>\]}]"
+    r"|ENTITY_?Q|<\s*ENTITY",
+    re.IGNORECASE,
+)
+
+
+def normalize_placeholders(question: str, step: int) -> str:
+    """``question`` (step ``step`` of its sequence, 1-based) with common placeholder spellings as ``<ENTITY_Qn>``.
+
+    Bracketed forms name a reference unambiguously and are always converted
+    (a wrong number is then caught by validation). A bare ``#n`` is converted
+    only when it points to an earlier step, so "the #1 single" stays text.
+    """
+    for pattern in _BRACKETED_REFERENCES:
+        question = pattern.sub(lambda m: f"<ENTITY_Q{m.group('a') or m.group('b')}>", question)
+    question = _BARE_ENTITY.sub(lambda m: f"<ENTITY_Q{m.group(1)}>", question)
+    return _BARE_HASH.sub(
+        lambda m: f"<ENTITY_Q{m.group(1)}>" if int(m.group(1)) < step else m.group(0), question
+    )
 
 
 def _json_type(value: Any) -> str:
@@ -313,10 +377,29 @@ def _json_type(value: Any) -> str:
 
 
 class LLMDecomposer:
-    """One chat-model call per question; :attr:`last_usage` is (input, output) tokens of the last call."""
+    """Decomposition by a chat model, with retries and an honest fallback.
 
-    def __init__(self, model: BaseChatModel) -> None:
+    Transient provider errors are retried with backoff. An unusable reply gets
+    ``retries`` more tries, each showing the model what was wrong. When the
+    model still gives nothing usable (or cannot be reached), the result is the
+    ``fallback`` decomposer's with source ``"offline-fallback: <reason>"``;
+    without a fallback, :class:`DecompositionError` (unusable reply) or
+    :class:`~engramdb.platform.errors.LLMError` (provider failure) is raised.
+    :attr:`last_usage` is (input, output) tokens of the last question, all calls.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        fallback: OfflineDecomposer | None = None,
+        retries: int = 1,
+        retry_policy: RetryPolicy = ASK_RETRY,
+    ) -> None:
         self.model = model
+        self.fallback = fallback
+        self.retries = retries
+        self.retry_policy = retry_policy
         self.last_usage: tuple[int, int] = (0, 0)
 
     def messages(self, question: str) -> list:
@@ -325,10 +408,43 @@ class LLMDecomposer:
     def decompose(self, question: str) -> Decomposition:
         if not isinstance(question, str) or not question.strip():
             raise DecompositionError("cannot decompose an empty question")
+        self.last_usage = (0, 0)
+        try:
+            return self._from_model(question)
+        except (DecompositionError, LLMError) as exc:
+            if self.fallback is None:
+                raise
+            offline = self.fallback.decompose(question)
+            return replace(offline, source=f"{FALLBACK_PREFIX}{_one_line(exc)}")
+
+    def _from_model(self, question: str) -> Decomposition:
         messages = self.messages(question)
-        reply = self.model.invoke(messages)
-        self.last_usage = token_usage(reply, sum(len(message_text(m)) for m in messages))  # type: ignore[arg-type]
-        return parse_decomposition(message_text(reply))  # type: ignore[arg-type]
+        for attempt in range(self.retries + 1):
+            reply = invoke_with_retry(self.model, messages, self.retry_policy, "decomposition call")
+            used = token_usage(reply, sum(len(message_text(m)) for m in messages))
+            self.last_usage = (self.last_usage[0] + used[0], self.last_usage[1] + used[1])
+            text = message_text(reply)
+            try:
+                return parse_decomposition(text)
+            except DecompositionError as exc:
+                if attempt == self.retries:
+                    raise DecompositionError(
+                        f"unusable LLM decomposition after {attempt + 1} attempt(s): {exc}"
+                    ) from exc
+                messages = [*messages, AIMessage(content=text), HumanMessage(_retry_note(exc))]
+        raise AssertionError("unreachable")
+
+
+def _retry_note(error: Exception) -> str:
+    return (
+        f"That reply could not be used: {error}. Reply again with the JSON object only, "
+        '{"sequences": [["first question", "second question using <ENTITY_Q1>"]]}, writing <ENTITY_Qn> '
+        "for the answer of question n of the same sequence."
+    )
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())[:300]
 
 
 # --------------------------------------------------------------------------- offline rules

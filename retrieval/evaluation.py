@@ -1,22 +1,56 @@
 """``engramdb eval``: every registered strategy on one dataset and one memory, same metrics.
 
-Per question and strategy it records the answer, EM and F1 (standard
-normalisation, best over aliases), recall@2/@5 of the gold supporting
-passages, whether a gold answer appears in the evidence, evidence tokens and
-latency; for unanswerable items, whether the strategy refused (N/A).
+Each strategy is an :class:`~engramdb.retrieval.strategy.AskStrategy`, run
+exactly as ``ask`` runs it; an :class:`EvalRunner` only adds the dataset's
+gold sub-questions when the evaluation uses them. Per question and strategy it
+records the answer, EM and F1 (standard normalisation, best over aliases),
+recall@2/@5 of the gold supporting passages, whether a gold answer appears in
+the evidence, evidence tokens and latency; for unanswerable items, whether the
+strategy refused (N/A). A retrieval-only strategy (offline baselines) has no
+answer, so only its retrieval columns are filled.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from engramdb.retrieval.answering import NA
+from engramdb.platform.errors import InputError
+from engramdb.retrieval.decomposition import Decomposition, from_musique
 from engramdb.retrieval.eval_data import EvalItem
 from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, percentile, recall_at_k
-from engramdb.retrieval.strategies import Strategy
+from engramdb.retrieval.results import NA, AskResult
+from engramdb.retrieval.strategy import AskStrategy
+
+#: Decomposition modes of an evaluation: the dataset's gold sub-questions, or the strategy's own.
+DECOMPOSITION_MODES = ("gold", "llm", "offline")
+
+
+@dataclass
+class EvalRunner:
+    """One strategy as the evaluation runs it: with gold sub-questions when ``decomposition`` is ``gold``."""
+
+    strategy: AskStrategy
+    decomposition: str = "offline"
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    def _decomposition(self, item: EvalItem) -> Decomposition | None:
+        if self.decomposition != "gold":
+            return None  # the strategy's own decomposer (LLM if configured, else offline)
+        if not item.gold_decomposition:
+            raise InputError(f"item {item.id} has no gold decomposition; use --decomposition offline or llm")
+        return from_musique(item.gold_decomposition)
+
+    def run(self, item: EvalItem) -> tuple[AskResult, float]:
+        started = time.perf_counter()
+        result = self.strategy.ask(item.question, decomposition=self._decomposition(item))
+        return result, time.perf_counter() - started
 
 
 @dataclass
@@ -39,27 +73,29 @@ class Record:
     passage_ids: list[str]
 
 
-def score(strategy: Strategy, item: EvalItem) -> Record:
-    out = strategy.run(item)
-    answered = out.answer is not None
+def score(runner: EvalRunner, item: EvalItem) -> Record:
+    result, seconds = runner.run(item)
+    answered = result.answer is not None
     em = f1 = None
     if answered and item.answerable:
-        em, f1 = exact_match(out.answer or "", item.answers), f1_score(out.answer or "", item.answers)
+        em, f1 = exact_match(result.answer or "", item.answers), f1_score(result.answer or "", item.answers)
     has_gold_passages = bool(item.supporting_doc_ids)
+    texts = [e.text for e in result.evidence]
+    passage_ids = [e.doc_id for e in result.evidence]  # documents, best first (repeats count once in recall)
     return Record(
-        strategy=strategy.name, item_id=item.id, question=item.question, gold=list(item.answers),
-        answerable=item.answerable, answer=out.answer, em=em, f1=f1,
-        refused=(out.answer == NA) if answered else None,
-        recall_at_2=recall_at_k(out.passage_ids, item.supporting_doc_ids, 2) if has_gold_passages else None,
-        recall_at_5=recall_at_k(out.passage_ids, item.supporting_doc_ids, 5) if has_gold_passages else None,
-        answer_in_evidence=item.answerable and answer_in_text(item.answers, out.evidence_texts),
-        evidence_tokens=out.evidence_tokens, latency_ms=out.seconds * 1000, evidence=out.evidence_texts,
-        passage_ids=out.passage_ids,
+        strategy=runner.name, item_id=item.id, question=item.question, gold=list(item.answers),
+        answerable=item.answerable, answer=result.answer, em=em, f1=f1,
+        refused=(result.answer == NA) if answered else None,
+        recall_at_2=recall_at_k(passage_ids, item.supporting_doc_ids, 2) if has_gold_passages else None,
+        recall_at_5=recall_at_k(passage_ids, item.supporting_doc_ids, 5) if has_gold_passages else None,
+        answer_in_evidence=item.answerable and answer_in_text(item.answers, texts),
+        evidence_tokens=result.evidence_tokens, latency_ms=seconds * 1000, evidence=texts,
+        passage_ids=passage_ids,
     )  # fmt: skip
 
 
 def run_eval(
-    strategies: Sequence[Strategy], items: Sequence[EvalItem], progress: Callable[[int], None] | None = None
+    strategies: Sequence[EvalRunner], items: Sequence[EvalItem], progress: Callable[[int], None] | None = None
 ) -> list[Record]:
     records: list[Record] = []
     for item in items:

@@ -12,44 +12,101 @@ vectors, no re-embedding), which the reranker uses.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import Graph
 from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval.results import QACandidate
 
 QA_COLLECTION = "qa"
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = re.compile(r"\w+")  # Unicode words: "Léopold", "Dvořák", "李小龍", "1867"
+# Scripts the full-text analyzer indexes one character at a time (Han ideographs, hiragana): a run of
+# them is split into characters here, so the query has as many terms as the analyzer will make of it.
+_SINGLE_CHAR_SCRIPT = re.compile(
+    r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
+)
+_SINGLE_CHAR_SPLIT = re.compile(f"({_SINGLE_CHAR_SCRIPT.pattern})")
+_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 _STOP = frozenset(
     "a an the of in on at to for by with from and or but is are was were be been being do does did what who whom "
     "whose which when where why how many much that this these those it its as into than then there their they he "
     "she his her him i you we our your not no yes".split()
 )
+#: At most this many distinct terms per query: Lucene refuses a query of more than 1024 clauses, and
+#: every term becomes one clause per searched field (4 for entities).
+MAX_QUERY_TERMS = 64
+_MAX_TERM_CHARS = 100  # longer "words" are not names (and the analyzer would cut them up)
 
 
 ENTITY_FIELDS = {"name": 2.0, "aliases_text": 2.0, "roles_text": 1.0, "states_text": 1.0}
 
 
-def lucene_query(text: str, namespace: str, fields: dict[str, float] | None = None) -> str | None:
-    """A safe Lucene query over a full-text index: plain word terms only, namespace required.
+def query_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct search terms of a question, lowercased, at most ``limit`` of them.
 
-    Only ``[A-Za-z0-9]`` words reach Lucene, so no user text can form query
-    syntax; returns None when the text has no searchable words.
+    Words of any script count (NFC first, so a decomposed "é" stays inside its word); Han
+    and hiragana runs become single characters. When there are more than ``limit``, words
+    that look like names (capitalised, with digits, or in a script without case) are kept
+    first, each group in order of first occurrence.
     """
-    words = [w.lower() for w in _WORD.findall(text)]
-    terms = [w for w in dict.fromkeys(words) if w not in _STOP]
+    words: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFC", text)):
+        words.extend(_split_single_char_scripts(word))
+    first_form: dict[str, str] = {}
+    for word in words:
+        term = word.lower()
+        if term not in _STOP and len(term) <= _MAX_TERM_CHARS and term.strip("_"):
+            first_form.setdefault(term, word)
+    names = [t for t, w in first_form.items() if _looks_like_name(w)]
+    others = [t for t, w in first_form.items() if not _looks_like_name(w)]
+    keep = set((names + others)[:limit])
+    return [t for t in first_form if t in keep]
+
+
+def _split_single_char_scripts(word: str) -> list[str]:
+    if not _SINGLE_CHAR_SCRIPT.search(word):
+        return [word]
+    return [piece for piece in _SINGLE_CHAR_SPLIT.split(word) if piece]
+
+
+def _looks_like_name(word: str) -> bool:
+    first = word[0]
+    return (
+        first.isupper()
+        or any(ch.isdigit() for ch in word)
+        or (first.isalpha() and first.lower() == first.upper())
+    )
+
+
+def lucene_escape(term: str) -> str:
+    """A term with every Lucene query-syntax character escaped, so it can only ever be a term."""
+    return _LUCENE_SPECIAL.sub(r"\\\1", term)
+
+
+def lucene_query(text: str, namespace: str, fields: dict[str, float] | None = None) -> str | None:
+    """A safe Lucene query over a full-text index: escaped word terms only, restricted to one namespace.
+
+    The namespace is matched through ``namespace_key`` (one a-z word the analyzer cannot split, see
+    :func:`engramdb.ingestion.writer.namespace_key`), so namespaces with ``_``, ``-`` or ``.`` and
+    case-only differences stay apart inside Lucene. Terms are Unicode words, lowercased (so ``AND``,
+    ``OR``, ``NOT`` are plain words) and escaped, so no user text can form query syntax; at most
+    :data:`MAX_QUERY_TERMS` of them. Returns None when the text has no searchable words.
+    """
+    terms = query_terms(text)
     if not terms:
         return None
-    group = " ".join(terms)
-    ns_terms = " ".join(w.lower() for w in _WORD.findall(namespace)) or namespace.lower()
+    group = " ".join(lucene_escape(t) for t in terms)
     clauses = " ".join(
-        f"{name}:({group})" + (f"^{boost:g}" if boost != 1.0 else "") for name, boost in (fields or ENTITY_FIELDS).items()
+        f"{name}:({group})" + (f"^{boost:g}" if boost != 1.0 else "")
+        for name, boost in (fields or ENTITY_FIELDS).items()
     )
-    return f'+namespace:"{ns_terms}" +({clauses})'
+    return f"+namespace_key:{namespace_key(namespace)} +({clauses})"
 
 
 @dataclass(frozen=True)
@@ -91,7 +148,9 @@ class HopRetriever:
             if lucene is not None:
                 queries.append({"i": i, "lucene": lucene})
         if queries:
-            for row in self.graph.read("traversals/entity_bm25_many", queries=queries, limit=self.settings.entity_top_k):
+            for row in self.graph.read(
+                "traversals/entity_bm25_many", queries=queries, limit=self.settings.entity_top_k
+            ):
                 bm25[row["i"]][row["id"]] = row["score"]
         wanted = [list(dict.fromkeys([*r.input_entity_ids, *bm25[i]])) for i, r in enumerate(requests)]
         all_ids = list(dict.fromkeys(e for ids in wanted for e in ids))
@@ -109,7 +168,9 @@ class HopRetriever:
                 for row in by_entity.get(entity_id, ()):
                     cand = _from_row(row, bm25[i].get(entity_id), via)
                     merged[i][cand.qa_id] = _merge(merged[i].get(cand.qa_id), cand)
-            hits = self.vectors.search(QA_COLLECTION, self.graph.namespace, request.vector, self.settings.dense_top_k)
+            hits = self.vectors.search(
+                QA_COLLECTION, self.graph.namespace, request.vector, self.settings.dense_top_k
+            )
             for hit in hits:
                 cand = _from_payload(hit.key, hit.payload, hit.score)
                 merged[i][cand.qa_id] = _merge(merged[i].get(cand.qa_id), cand)

@@ -11,15 +11,19 @@ from engramdb.retrieval.langchain_retriever import evidence_records
 
 
 class EngramLlamaIndexRetriever(BaseRetriever):
-    """``Memory.ask`` behind LlamaIndex's retriever interface: one scored node per QA pair."""
+    """``Memory.ask`` behind LlamaIndex's retriever interface: one scored node per evidence item.
 
-    def __init__(self, memory: Any, **kwargs: Any) -> None:
+    ``strategy`` names any registered ask strategy (``chain`` by default).
+    """
+
+    def __init__(self, memory: Any, strategy: str = "chain", **kwargs: Any) -> None:
         self.memory = memory
+        self.strategy = strategy
         super().__init__(**kwargs)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        result = self.memory.ask(query_bundle.query_str)
+        result = self.memory.ask(query_bundle.query_str, strategy=self.strategy)
         return [
-            NodeWithScore(node=TextNode(text=text, id_=meta["qa_id"], metadata=meta), score=score)
+            NodeWithScore(node=TextNode(text=text, id_=f"{meta['kind']}:{meta['id']}", metadata=meta), score=score)
             for text, score, meta in evidence_records(result)
         ]

@@ -1,37 +1,77 @@
-"""Human-readable ``ask`` output for the terminal, including the hop-by-hop trace."""
+"""Human-readable ``ask`` output for the terminal: answer, evidence, and each strategy's details.
+
+Every strategy's result prints the same way (question, answer and where it
+came from, an evidence table with sources); what only one strategy has is
+printed by the renderer registered for its ``details`` kind, so a new strategy
+adds one function here (or registers one from its own module) and nothing else.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engramdb.retrieval.results import AskResult
+from engramdb.retrieval.results import AskResult, ChainDetails, Details, PassageDetails
 
 MAX_CANDIDATES_SHOWN = 8
+DetailsRenderer = Callable[[Console, Details], None]
+_RENDERERS: dict[str, DetailsRenderer] = {}
+
+
+def register_renderer(kind: str) -> Callable[[DetailsRenderer], DetailsRenderer]:
+    """Decorator: print ``details`` of this kind under ``ask --trace``."""
+
+    def add(func: DetailsRenderer) -> DetailsRenderer:
+        _RENDERERS[kind] = func
+        return func
+
+    return add
 
 
 def render_result(console: Console, result: AskResult, trace: bool = False) -> None:
-    if trace:
-        render_trace(console, result)
-    console.print(f"[bold]Question:[/] {escape(result.question)}", highlight=False)
+    if trace and result.details.kind in _RENDERERS:
+        _RENDERERS[result.details.kind](console, result.details)
+    console.print(f"[bold]Question:[/] {escape(result.question)}  [dim](strategy {escape(result.strategy)})[/]", highlight=False)
     for i, seq in enumerate(result.decomposition, start=1):
         console.print(f"  sequence {i}: " + escape("  →  ".join(seq)), highlight=False)
-    console.print(f"[bold green]Answer:[/] {escape(result.answer)}", highlight=False)
-    table = Table(title=f"Evidence ({result.evidence_tokens} tokens)", show_lines=False)
-    table.add_column("score", justify="right")
-    table.add_column("QA pair")
-    table.add_column("source")
-    sources = {c.qa_id: c.title or c.doc_id for c in result.citations}
-    for e in result.evidence:
-        table.add_row(f"{e.score:.3f}", escape(e.text), escape(sources.get(e.qa_id, e.doc_id)))
-    console.print(table)
+    if result.decomposed_by:
+        console.print(f"  [dim]sub-questions from: {escape(result.decomposed_by)}[/]", highlight=False)
+    if result.answer is None:
+        console.print("[bold]Answer:[/] none — this strategy retrieves only (configure an LLM to read the evidence)")
+    elif result.is_na:
+        console.print("[bold yellow]Answer: N/A[/] — no evidence in memory supports an answer", highlight=False)
+    else:
+        console.print(f"[bold green]Answer:[/] {escape(result.answer)}  [dim](by {escape(result.answered_by)})[/]", highlight=False)
+    for note in result.notes:
+        console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
+    if result.evidence:
+        console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", result.evidence))
+    if result.near_misses:
+        console.print(_evidence_table(result, "Near misses (do not support an answer)", result.near_misses))
     total = result.timings.get("total", 0.0) * 1000
-    console.print(f"[dim]{len(result.chains)} chains, {total:.0f} ms[/]")
+    console.print(f"[dim]{len(result.evidence)} evidence items, {total:.0f} ms[/]")
 
 
-def render_trace(console: Console, result: AskResult) -> None:
-    for hop in result.trace:
+def _evidence_table(result: AskResult, title: str, items: list) -> Table:
+    table = Table(title=title, show_lines=False)
+    table.add_column("score", justify="right")
+    table.add_column("kind")
+    table.add_column("evidence")
+    table.add_column("source")
+    sources = {c.evidence_id: c.title or c.doc_id for c in result.citations}
+    for e in items:
+        text = e.text if len(e.text) <= 300 else e.text[:297] + "..."
+        table.add_row(f"{e.score:.3f}", e.kind, escape(text), escape(sources.get(e.id, e.doc_id)))
+    return table
+
+
+@register_renderer("chain")
+def render_chain_trace(console: Console, details: Details) -> None:
+    assert isinstance(details, ChainDetails)
+    for hop in details.trace:
         console.rule(f"sequence {hop.sequence + 1}, hop {hop.hop}")
         for query in hop.queries:
             console.print(f"[cyan]query[/] {escape(query)}", highlight=False)
@@ -46,3 +86,12 @@ def render_trace(console: Console, result: AskResult) -> None:
             console.print(f"  [red]pruned[/] {score:.3f}  {escape(summary)}", highlight=False)
         if len(hop.pruned) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.pruned) - MAX_CANDIDATES_SHOWN} more pruned[/]")
+
+
+@register_renderer("passages")
+def render_passage_scores(console: Console, details: Details) -> None:
+    assert isinstance(details, PassageDetails)
+    console.rule(f"passages by {details.method}")
+    for row in details.scores:
+        parts = "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={escape(str(v))}" for k, v in row.items())
+        console.print(f"  {parts}", highlight=False)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from engramdb.platform.config import Settings
 from engramdb.retrieval.results import QACandidate, ScoredQA
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -147,3 +148,11 @@ class VoyageReranker:
         out = [ScoredQA(kept[r.index], float(r.relevance_score)) for r in reply.results]
         out.sort(key=lambda x: (-x.score, x.qa.qa_id))
         return out
+
+
+def make_reranker(settings: Settings) -> Reranker:
+    """Voyage ``rerank-2.5`` when a Voyage key is configured, else the offline reranker."""
+    key = settings.voyage_api_key
+    if key is not None and key.get_secret_value():
+        return VoyageReranker(key.get_secret_value())
+    return OfflineReranker()

@@ -48,7 +48,9 @@ def test_config_file_is_read_and_bad_values_are_named(cli_env, tmp_path: Path) -
 def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "curie.md").write_text("# Marie Curie\n\nMarie Curie was born in Warsaw. She won the Nobel Prize in 1903.\n")
+    (folder / "curie.md").write_text(
+        "# Marie Curie\n\nMarie Curie was born in Warsaw. She won the Nobel Prize in 1903.\n"
+    )
     (folder / "warsaw.txt").write_text("Warsaw is the capital of Poland.")
     result = run(cli_env, "ingest", str(folder))
     assert result.exit_code == 0, result.output
@@ -75,7 +77,12 @@ def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
 
 
 def test_ingest_from_stdin_and_clear_errors(cli_env, tmp_path: Path) -> None:
-    ok = run(cli_env, "ingest", "-", input=json.dumps([{"title": "Oslo", "text": "Oslo is the capital of Norway."}]))
+    ok = run(
+        cli_env,
+        "ingest",
+        "-",
+        input=json.dumps([{"title": "Oslo", "text": "Oslo is the capital of Norway."}]),
+    )
     assert ok.exit_code == 0 and "1 ingested" in ok.output
     bad = run(cli_env, "ingest", str(tmp_path / "nope.json"))
     assert bad.exit_code == 1 and "no such file or folder" in bad.output
@@ -87,8 +94,8 @@ def test_ingest_from_stdin_and_clear_errors(cli_env, tmp_path: Path) -> None:
     assert bad_ns.exit_code == 1 and "invalid namespace" in bad_ns.output
 
 
-def test_eval_prints_table_and_writes_report(cli_env, shared_dir: Path, tmp_path: Path) -> None:
-    dataset = shared_dir / "data" / "musique" / "questions.json"
+def test_eval_prints_table_and_writes_report(shared_file, cli_env, tmp_path: Path) -> None:
+    dataset = shared_file("data/musique/questions.json")  # first: missing data skips before Neo4j starts
     out = tmp_path / "eval"
     result = run(cli_env, "eval", str(dataset), "--limit", "2", "--out", str(out))
     assert result.exit_code == 0, result.output
@@ -114,3 +121,34 @@ def test_trace_shows_bracketed_answers_literally(cli_env) -> None:
     traced = run(cli_env, "ask", "Who wrote Brand?", "--trace")
     assert traced.exit_code == 0
     assert "[Henrik Ibsen]" in traced.output  # chain summaries keep their brackets (no markup eaten)
+
+
+def test_ids_titles_and_errors_with_markup_are_printed_literally(cli_env) -> None:
+    docs = [{"id": "[/]", "title": "[bold]Oslo", "text": "Oslo is the capital of Norway."},
+            {"id": "[bold]x", "title": "Bergen", "text": "Bergen is a city in Norway."}]  # fmt: skip
+    assert run(cli_env, "ingest", "-", input=json.dumps(docs)).exit_code == 0
+    listing = run({**cli_env, "COLUMNS": "200"}, "documents")
+    assert "[/]" in listing.output and "[bold]Oslo" in listing.output and "[bold]x" in listing.output
+
+    deleted = run(cli_env, "delete", "[/]")
+    assert deleted.exit_code == 0 and "deleted [/]:" in deleted.output
+    missing = run(cli_env, "delete", "[/]", "[bold]x", "[red]nope")
+    assert missing.exit_code == 1
+    assert "error: no documents '[/]', '[red]nope' in namespace" in missing.output
+    assert "none of the 3 documents was deleted" in missing.output
+    assert run(cli_env, "delete", "[bold]x").exit_code == 0  # all or none: it was kept above
+
+    bad_ns = run({**cli_env, "ENGRAMDB_NAMESPACE": "[/]"}, "stats")
+    assert bad_ns.exit_code == 1 and "invalid namespace '[/]'" in bad_ns.output
+
+
+def test_paths_and_homes_with_markup_are_printed_literally(cli_env, tmp_path: Path) -> None:
+    bad = run(cli_env, "ingest", "/nonexistent/[/x]")
+    assert bad.exit_code == 1 and "error: no such file or folder: /nonexistent/[/x]" in bad.output
+    home = tmp_path / "[/]" / "[bold]home"
+    shown = run({**cli_env, "ENGRAMDB_HOME": str(home)}, "config", "show")
+    assert shown.exit_code == 0 and f"home                     {home}" in shown.output
+    local = {**cli_env, "ENGRAMDB_HOME": str(home), "ENGRAMDB_NEO4J_URI": None, "COLUMNS": "300"}
+    status = run(local, "neo4j", "status")  # a home with no server: "not running" (exit 3)
+    assert status.exit_code == 3 and f"home:      {home}" in status.output
+    assert not home.exists()  # looking did not create the home

@@ -11,8 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from engramdb.platform.errors import InputError
 from engramdb.retrieval.eval_data import load_dataset
 from engramdb.retrieval.eval_report import markdown_table
-from engramdb.retrieval.evaluation import run_eval, summarize
-from engramdb.retrieval.strategies import EvalContext, make_strategy
+from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
 
 DOCS = [
     {"id": "curie", "title": "Marie Curie", "text": "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."},
@@ -40,9 +39,9 @@ def test_llm_decomposition_and_answers_are_measured(memory, dataset: Path) -> No
         # item 2 (unanswerable): chain refuses, bm25 refuses, dense guesses
         '{"sequences": [["When did Marie Curie walk on the Moon?"]]}', "N/A", "N/A", "1903",
     ]  # fmt: skip
-    context = EvalContext(memory, "llm", FakeListChatModel(responses=replies))
-    strategies = [make_strategy(n, context) for n in ("chain", "bm25", "dense")]
-    records = run_eval(strategies, items)
+    model = FakeListChatModel(responses=replies)
+    runners = [EvalRunner(memory.strategy(n, chat_model=model, decomposition="llm"), "llm") for n in ("chain", "bm25", "dense")]
+    records = run_eval(runners, items)
     summary = {row["strategy"]: row for row in summarize(records)}
     assert summary["chain"]["em"] == 1.0 and summary["bm25"]["em"] == 1.0 and summary["dense"]["em"] == 0.0
     assert summary["chain"]["refusal_accuracy"] == 1.0 and summary["dense"]["refusal_accuracy"] == 0.0
@@ -56,7 +55,7 @@ def test_llm_decomposition_and_answers_are_measured(memory, dataset: Path) -> No
 def test_offline_baselines_have_no_answer_but_retrieval_metrics(memory, dataset: Path) -> None:
     memory.ingest(DOCS)
     items = load_dataset(dataset)
-    records = run_eval([make_strategy("bm25", EvalContext(memory, "offline"))], items)
+    records = run_eval([EvalRunner(memory.strategy("bm25", decomposition="offline"), "offline")], items)
     assert all(r.answer is None and r.em is None for r in records)
     assert records[0].answer_in_evidence and records[0].passage_ids[0] == "curie"
     row = summarize(records)[0]
@@ -68,7 +67,7 @@ def test_bad_datasets_and_strategies_are_named(memory, tmp_path: Path) -> None:
     bad.write_text('[{"question": "q?"}]')
     with pytest.raises(InputError, match="missing 'answer'"):
         load_dataset(bad)
-    with pytest.raises(InputError, match="unknown strategy 'colbert'"):
-        make_strategy("colbert", EvalContext(memory))
+    with pytest.raises(InputError, match="unknown strategy 'colbert'; known strategies: chain, bm25, dense"):
+        memory.strategy("colbert")
     with pytest.raises(InputError, match="no such dataset file"):
         load_dataset(tmp_path / "missing.json")

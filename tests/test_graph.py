@@ -13,11 +13,29 @@ def test_schema_is_idempotent_and_complete(driver) -> None:
     second = apply_schema(driver)
     assert first == second > 0
     constraints = {r["name"] for r in driver.execute_query("SHOW CONSTRAINTS").records}
-    for label in ("document", "chunk", "entity", "verb_phrase", "gist", "memory_point", "cluster", "query_trace", "qa_namespace"):
+    for label in (
+        "document",
+        "chunk",
+        "entity",
+        "verb_phrase",
+        "gist",
+        "memory_point",
+        "cluster",
+        "query_trace",
+        "qa_namespace",
+    ):
         assert f"{label}_key" in constraints
     indexes = {r["name"]: r for r in driver.execute_query("SHOW INDEXES").records}
-    assert indexes["entity_fulltext"]["type"] == "FULLTEXT"
-    assert set(indexes["entity_fulltext"]["properties"]) == {"name", "aliases_text", "roles_text", "states_text", "namespace"}
+    assert indexes["entity_search"]["type"] == "FULLTEXT"
+    assert set(indexes["entity_search"]["properties"]) == {
+        "name",
+        "aliases_text",
+        "roles_text",
+        "states_text",
+        "namespace_key",
+    }
+    assert set(indexes["chunk_search"]["properties"]) == {"title", "text", "namespace_key"}
+    assert "entity_fulltext" not in indexes and "chunk_fulltext" not in indexes  # replaced by the migration
     assert all(r["state"] == "ONLINE" for r in indexes.values())
 
 
@@ -30,7 +48,14 @@ def test_every_data_query_is_scoped_to_a_namespace() -> None:
 
 def test_documents_in_one_namespace_are_invisible_from_another(driver) -> None:
     a, b = Graph(driver, "graph-iso-a"), Graph(driver, "graph-iso-b")
-    row = {"id": "doc-1", "title": "T", "source": "s", "content_hash": "h", "metadata_json": "{}", "status": "done"}
+    row = {
+        "id": "doc-1",
+        "title": "T",
+        "source": "s",
+        "content_hash": "h",
+        "metadata_json": "{}",
+        "status": "done",
+    }
     a.write("writers/upsert_documents", rows=[row])
     try:
         assert [r["id"] for r in a.read("traversals/get_documents", ids=["doc-1"])] == ["doc-1"]
@@ -45,7 +70,9 @@ def test_uniqueness_is_per_namespace(driver) -> None:
     from neo4j.exceptions import ConstraintError
 
     try:
-        driver.execute_query("CREATE (:Entity {namespace: 'u-a', id: 'x'}), (:Entity {namespace: 'u-b', id: 'x'})")
+        driver.execute_query(
+            "CREATE (:Entity {namespace: 'u-a', id: 'x'}), (:Entity {namespace: 'u-b', id: 'x'})"
+        )
         with pytest.raises(ConstraintError):
             driver.execute_query("CREATE (:Entity {namespace: 'u-a', id: 'x'})")
     finally:
@@ -56,7 +83,14 @@ def test_write_many_is_one_transaction(driver) -> None:
     from neo4j.exceptions import ClientError
 
     g = Graph(driver, "atomic-test")
-    row = {"id": "d", "title": "T", "source": "s", "content_hash": "h", "metadata_json": "{}", "status": "done"}
+    row = {
+        "id": "d",
+        "title": "T",
+        "source": "s",
+        "content_hash": "h",
+        "metadata_json": "{}",
+        "status": "done",
+    }
     with pytest.raises(ClientError):
         g.write_many([("writers/upsert_documents", {"rows": [row]}),
                       ("writers/set_document_status", {"rows": [{"id": "d", "status": {"bad": 1}, "error": None,
@@ -75,3 +109,50 @@ def test_browser_example_queries_run(driver) -> None:
     params = {"namespace": "examples-test", "doc_id": "d", "name": "n", "entity_id": "e"}
     for name in names:
         driver.execute_query(cypher_files.query(name), params)  # runs without error on an empty namespace
+
+
+def test_autostart_is_a_setting_and_starting_is_logged(
+    neo4j_server, settings, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off: no server is started and the error says how to start one. On: the server is
+    started, one INFO line says so, and its password is on no command line."""
+    import logging
+    import subprocess
+
+    from engramdb.platform.errors import ConfigError
+    from engramdb.platform.graph import connect
+
+    neo4j_server.stop()
+    with pytest.raises(ConfigError) as info:
+        connect(settings.model_copy(update={"neo4j_autostart": False}))
+    message = str(info.value)
+    assert "no local Neo4j is running" in message and neo4j_server.bolt_uri in message
+    assert "`engramdb neo4j start`" in message and "ENGRAMDB_NEO4J_AUTOSTART=true" in message
+    assert neo4j_server.pid() is None  # nothing was started
+
+    spawned: list[str] = []
+    real_popen = subprocess.Popen
+
+    def recording_popen(args, *rest, **kwargs):  # type: ignore[no-untyped-def]
+        spawned.append(" ".join(map(str, args)))
+        return real_popen(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", recording_popen)
+    with caplog.at_level(logging.INFO, logger="engramdb"):
+        driver = connect(settings)  # autostart is on by default
+    try:
+        assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+    finally:
+        driver.close()
+    assert neo4j_server.pid() is not None
+    started = [r for r in caplog.records if r.name == "engramdb" and r.levelno == logging.INFO]
+    assert [r.getMessage() for r in started] == [
+        f"started the local Neo4j at {neo4j_server.bolt_uri}; it keeps running until `engramdb neo4j stop`"
+    ]
+    assert any("CommunityEntryPoint" in argv for argv in spawned)
+    assert all(neo4j_server.password() not in argv for argv in spawned)
+
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="engramdb"):
+        connect(settings.model_copy(update={"neo4j_autostart": False})).close()  # running: connects, no log
+    assert not [r for r in caplog.records if r.name == "engramdb"]

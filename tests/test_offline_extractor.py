@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,9 +55,8 @@ def extractor() -> OfflineExtractor:
 
 
 @pytest.fixture(scope="module")
-def corpus_sample(shared_dir: Path) -> list[ChunkText]:
-    corpus = shared_dir / "data" / "2wiki" / "corpus.json"
-    passages = json.loads(corpus.read_text())
+def corpus_sample(shared_file: Callable[[str], Path]) -> list[ChunkText]:
+    passages = json.loads(shared_file("data/2wiki/corpus.json").read_text())
     return [ChunkText(p["text"], p["title"]) for p in passages[::150][:40]]
 
 
@@ -164,9 +164,9 @@ def test_known_as_alias_of_the_title(extractor: OfflineExtractor) -> None:
     full = next(e for e in gsw.entities if e.name == "Publix Super Markets, Inc.")
     assert "Publix" in full.aliases
     qas = qa_map(gsw)
-    assert qas["What is Publix Super Markets, Inc. known as?"] == {"Publix"}
-    assert qas["What is known as Publix?"] == {"Publix Super Markets, Inc."}
-    assert any(vp.text == "is known as" for vp in gsw.verb_phrases)
+    # another name is an alias, not a fact: a "known as" pair would answer the entity with itself
+    assert not [q for q in qas if "known as" in q]
+    assert not any("known as" in vp.text for vp in gsw.verb_phrases)
     assert qas["Where is Publix Super Markets, Inc. headquartered?"] >= {"Lakeland"}
     assert qas["Who founded Publix?"] == {"George W. Jenkins"}
 
@@ -174,9 +174,9 @@ def test_known_as_alias_of_the_title(extractor: OfflineExtractor) -> None:
 def test_known_as_with_an_adverb(extractor: OfflineExtractor) -> None:
     text = "Robert Allen Zimmerman, known professionally as Bob Dylan, is an American singer-songwriter."
     gsw = extractor.extract(ChunkText(text, "Bob Dylan"))
-    qas = qa_map(gsw)
-    assert qas["Who is known as Bob Dylan?"] == {"Robert Allen Zimmerman"}
-    assert qas["What is Robert Allen Zimmerman known as?"] == {"Bob Dylan"}
+    person = next(e for e in gsw.entities if e.name == "Robert Allen Zimmerman")
+    assert "Bob Dylan" in person.aliases
+    assert not [q for q in qa_map(gsw) if "known as" in q]
 
 
 def test_copular_relation_and_counts(extractor: OfflineExtractor) -> None:

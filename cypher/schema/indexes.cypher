@@ -8,15 +8,17 @@ CREATE INDEX verb_phrase_namespace IF NOT EXISTS FOR (n:VerbPhrase) ON (n.namesp
 CREATE INDEX gist_namespace IF NOT EXISTS FOR (n:Gist) ON (n.namespace);
 CREATE INDEX memory_point_namespace IF NOT EXISTS FOR (n:MemoryPoint) ON (n.namespace);
 CREATE INDEX cluster_namespace IF NOT EXISTS FOR (n:Cluster) ON (n.namespace);
+// Cluster stage: the nodes of a level whose replicas carry a label (= the cluster one level up).
+CREATE INDEX replica_label IF NOT EXISTS FOR (n:Replica) ON (n.namespace, n.level, n.label);
 CREATE INDEX query_trace_namespace IF NOT EXISTS FOR (n:QueryTrace) ON (n.namespace);
 CREATE INDEX qa_namespace IF NOT EXISTS FOR ()-[r:QA]-() ON (r.namespace);
 CREATE INDEX qa_document IF NOT EXISTS FOR ()-[r:QA]-() ON (r.doc_id);
 CREATE INDEX qa_id IF NOT EXISTS FOR ()-[r:QA]-() ON (r.id);
 // The BM25 entity index (Panini's sparse half): name, aliases, roles and states.
-// `namespace` is indexed too so a search can be restricted to one namespace
-// inside Lucene (see traversals/entity_bm25.cypher).
-CREATE FULLTEXT INDEX entity_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text, n.namespace];
+// `namespace_key` (the namespace spelled as one a-z word, see writers/upsert_documents) is indexed too,
+// so a search is restricted to one namespace inside Lucene and its top hits are that namespace's.
+CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases_text, n.roles_text, n.states_text, n.namespace_key];
 // BM25 over passages (the baseline `ask` is compared with; also keyword search).
-CREATE FULLTEXT INDEX chunk_fulltext IF NOT EXISTS FOR (n:Chunk) ON EACH [n.title, n.text, n.namespace];
+CREATE FULLTEXT INDEX chunk_search IF NOT EXISTS FOR (n:Chunk) ON EACH [n.title, n.text, n.namespace_key];
 // Wait until every index is online before the first query uses it.
 CALL db.awaitIndexes(300);

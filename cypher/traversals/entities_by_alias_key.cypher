@@ -1,6 +1,7 @@
 // Existing entities that were mentioned under one of the given normalized
-// names (entity reconciliation for names that are not a node's own name).
+// names (entity reconciliation for names that are not a node's own name),
+// with the types they were mentioned as.
 MATCH (e:Entity {namespace: $namespace})
 WHERE e.alias_keys IS NOT NULL AND any(k IN e.alias_keys WHERE k IN $keys)
 UNWIND [k IN e.alias_keys WHERE k IN $keys] AS key
-RETURN key, e.id AS id
+RETURN key, e.id AS id, CASE WHEN size(coalesce(e.types, [])) > 0 THEN e.types ELSE [e.type] END AS types

@@ -1,7 +1,8 @@
 // Entity BM25 for several queries at once (one per beam of a hop).
-// $queries: [{i, lucene}] — each lucene string built by engramdb from escaped
-// terms, already requiring the namespace.
+// $queries: [{i, lucene}] — each lucene string built by engramdb
+// (retrieval.hop_retrieval.lucene_query) from escaped terms, already requiring
+// the namespace's `namespace_key`; the WHERE is a second, exact guard.
 UNWIND $queries AS q
-CALL db.index.fulltext.queryNodes('entity_fulltext', q.lucene, {limit: $limit}) YIELD node, score
+CALL db.index.fulltext.queryNodes('entity_search', q.lucene, {limit: $limit}) YIELD node, score
 WHERE node.namespace = $namespace
 RETURN q.i AS i, node.id AS id, score

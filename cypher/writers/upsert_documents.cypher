@@ -1,5 +1,16 @@
 // Create or update Document nodes (one row per document).
+// `namespace_key` spells the namespace as one lowercase a-z word (z escapes: zz = z, zu<x> = upper X,
+// za..zj = 0..9, zk = _, zl = ., zm = -), the same as engramdb.ingestion.writer.namespace_key: the
+// full-text indexes filter by it, and the document's chunks and entities copy it.
 // $rows: [{id, title, source, content_hash, metadata_json, status}]
+WITH 'ns' + reduce(k = '', c IN split($namespace, '') | k + CASE
+       WHEN c = 'z' THEN 'zz'
+       WHEN c >= 'a' AND c <= 'y' THEN c
+       WHEN c >= 'A' AND c <= 'Z' THEN 'zu' + toLower(c)
+       WHEN c >= '0' AND c <= '9' THEN 'z' + substring('abcdefghij', toInteger(c), 1)
+       WHEN c = '_' THEN 'zk'
+       WHEN c = '.' THEN 'zl'
+       ELSE 'zm' END) AS namespace_key
 UNWIND $rows AS row
 MERGE (d:Document {namespace: $namespace, id: row.id})
 SET d.title = row.title,
@@ -8,4 +19,5 @@ SET d.title = row.title,
     d.metadata_json = row.metadata_json,
     d.status = row.status,
     d.error = null,
+    d.namespace_key = namespace_key,
     d.updated_at = datetime()

@@ -1,0 +1,39 @@
+// Remove up to $limit chunks of one document with what they contributed: their
+// verb phrases, QA edges and mentions, then every entity no longer mentioned
+// anywhere. Run repeatedly until it deletes fewer than $limit chunks, so even a
+// huge document is removed in bounded transactions; each part is consistent on
+// its own (no orphan entity survives a part). The document is marked `pending`
+// first: if the process dies half-way, it is redone or deleted again, never
+// taken for complete. The Document node itself goes with delete_document_node.
+// Returns the chunks deleted, the deleted entity ids (their vectors go too) and
+// the survivors (their index text is refreshed).
+MATCH (d:Document {namespace: $namespace, id: $doc_id})
+SET d.status = 'pending'
+WITH d
+MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+WITH c LIMIT $limit
+OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
+WITH collect(DISTINCT c) AS chunks, collect(DISTINCT e) AS touched
+CALL (chunks) {
+  UNWIND chunks AS c
+  OPTIONAL MATCH (c)-[:HAS_VERB_PHRASE]->(v:VerbPhrase)
+  DETACH DELETE v
+}
+CALL (chunks) {
+  UNWIND chunks AS c
+  DETACH DELETE c
+}
+WITH size(chunks) AS deleted_chunks, touched
+CALL (touched) {
+  UNWIND touched AS e
+  OPTIONAL MATCH (e)<-[m:MENTIONS]-()
+  WITH e, count(m) AS remaining
+  RETURN collect(CASE WHEN remaining = 0 THEN e END) AS orphans,
+         collect(CASE WHEN remaining > 0 THEN e.id END) AS survivors
+}
+WITH deleted_chunks, survivors, orphans, [o IN orphans | o.id] AS deleted_ids
+CALL (orphans) {
+  UNWIND orphans AS o
+  DETACH DELETE o
+}
+RETURN deleted_chunks, deleted_ids, survivors

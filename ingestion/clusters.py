@@ -1,0 +1,503 @@
+"""Stage ``clusters``: CAM's hierarchical memory, grown batch by batch (never rebuilt to add a batch).
+
+What lives where
+----------------
+* **Chunk network (level 0).** ``(:Chunk)-[:SIMILAR {weight, level: 0}]->(:Chunk)``,
+  stored once per pair. A new chunk links to its top-k chunks by
+  ``α·cos + (1-α)·exp(-(i-j)²/2σ²)`` above θ; candidates come from the
+  Qdrant chunk vectors (a k+1 nearest-neighbour search, plus the chunks of the
+  same document within 3σ positions, where proximity can lift a link over θ),
+  never from comparing all pairs. Chunks never change, so their links only
+  accumulate; a deleted chunk takes its links with it.
+* **Replicas.** ``(:Replica {level, node_id, label, members})-[:REPLICA_OF]->(node)``:
+  one per connected component of the node's ego network, ``members`` being
+  that component. ``label`` is the id of the cluster one level up the replica
+  belongs to. Replicas are the whole state label propagation needs, so the
+  next batch, in another process or after a restart, continues from them.
+  Group lookups go through the ``replica_label`` index (namespace, level, label).
+* **Clusters.** ``(:Cluster {id, level, title, summary, size, revision})`` with
+  ``HAS_MEMBER`` to chunks (level 1) or to clusters one level down, and
+  ``SIMILAR`` links among clusters of one level (the level's network, built by
+  the same top-k rule on cluster vectors; positions mean nothing there, so
+  the score is the plain cosine). Each cluster has a vector in the ``clusters``
+  collection (payload ``kind = "L<level>"``) made from its summary. A
+  cluster's id is the label that formed it, so it keeps its id while it grows.
+  Level 1 keeps single-chunk clusters (every chunk belongs to a cluster);
+  above, a group needs two members, otherwise its one member is a root.
+
+How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
+------------------------------------------------------------
+For level L = 0, 1, ...: link the *dirty* nodes (new chunks; clusters whose
+summary changed), re-replicate only the affected nodes and propagate labels
+from them (:func:`engramdb.ingestion.cluster_algorithms.update_level`); the
+label groups that gained or lost a member, or hold a dirty node, are the
+changed clusters of level L+1: only they are re-summarised and re-embedded,
+and they are the dirty nodes of the next level. It stops when a level changes
+nothing (or at ``max_levels``). Deleting a document is the same walk with the
+document's chunks as removed nodes.
+
+Each level is written in one transaction. Changed clusters are written with
+``pending = true`` until the level above has absorbed them, and a cluster
+whose group shrank below the minimum is first marked ``dissolved`` (it loses
+its members at once) and removed by the next level once it has read its
+state; a run interrupted between levels is therefore finished by the next run,
+which starts by collecting pending clusters.
+
+Summaries: with a chat model, our own prompt over the members closest to the
+cluster's centroid; offline (or if the model fails), the lead sentences of the
+members closest to the centroid, which is deterministic and costs no model.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engramdb.ingestion.cluster_algorithms import (
+    LevelChange,
+    LevelView,
+    NodeState,
+    Replica,
+    edge_score,
+    group_members,
+    growth_token,
+    top_neighbours,
+    update_level,
+)
+from engramdb.ingestion.stages import MemoryStage, StageChunk, StageContext, StageReport, register_stage
+from engramdb.platform.errors import InputError
+from engramdb.platform.storage import CHUNK_COLLECTION
+from engramdb.platform.vectors import VectorPoint
+
+log = logging.getLogger("engramdb")
+
+#: One point per cluster, keyed by the cluster id; the vector is its summary's; payload ``kind = "L<level>"``.
+CLUSTER_COLLECTION = "clusters"
+#: Rows per Cypher call when reading node states or member texts (keeps each query's parameters small).
+READ_SLICE = 2000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+SUMMARY_PROMPT = """You maintain the index of a long-term memory. The items below (passages, or summaries \
+of groups of passages) were grouped together because they are about related things.
+Write one short paragraph (two to four sentences) saying what the group covers: the main people, places, \
+works, organisations and events, and how they are connected. Use full names, state facts plainly, \
+do not speculate, and reply with the paragraph only."""
+
+
+class ClusterSettings(BaseModel):
+    """The stage's knobs (``StageContext.options["clusters"]``); defaults follow the CAM paper."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    k: int = Field(10, ge=1, le=100, description="Links a new node makes (its top-k neighbours).")
+    alpha: float = Field(0.9, ge=0.0, le=1.0, description="Weight of cosine similarity against proximity.")
+    sigma: float = Field(1.5, gt=0.0, le=100.0, description="Decay of the proximity term, in chunk positions.")
+    theta: float = Field(0.5, ge=0.0, le=1.0, description="Minimum link score.")
+    max_rounds: int = Field(30, ge=1, le=1000, description="Cap on label-propagation rounds per level.")
+    max_levels: int = Field(5, ge=1, le=20, description="Highest cluster level.")
+    summary_sentences: int = Field(3, ge=1, le=20, description="Offline summary: lead sentences it keeps.")
+    llm_members: int = Field(12, ge=1, le=100, description="LLM summary: members shown to the model.")
+    llm_concurrency: int = Field(4, ge=1, le=64, description="LLM summary: parallel calls.")
+
+
+@dataclass
+class LevelOutcome:
+    """What growing one level produced for the next one."""
+
+    changed: set[str] = field(default_factory=set)  # clusters one level up, created or re-summarised
+    dissolved: set[str] = field(default_factory=set)  # clusters one level up whose group fell apart
+
+
+@dataclass(frozen=True)
+class MemberText:
+    id: str
+    title: str
+    text: str
+
+
+@register_stage
+class ClusterStage(MemoryStage):
+    """CAM hierarchy: chunk network, ego-network replicas, incremental label propagation, summaries."""
+
+    name = "clusters"
+    version = "1"
+    collections = (CLUSTER_COLLECTION,)
+    summary = "hierarchical clusters of chunks with summaries, grown incrementally (CAM)"
+    batch_size = 10_000  # one growth step for a whole backlog: cheaper than many small ones
+
+    def __init__(self, context: StageContext) -> None:
+        super().__init__(context)
+        self.last_delete: StageReport | None = None  # what the last delete_document did (for callers and tests)
+        context.vectors.ensure_collection(CHUNK_COLLECTION, context.embedder.dim)
+        raw = context.options.get(self.name, {})
+        try:
+            self.settings = raw if isinstance(raw, ClusterSettings) else ClusterSettings(**(raw or {}))
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise InputError(f"invalid settings for stage 'clusters': {problems}") from exc
+
+    # ------------------------------------------------------------------ stage API
+    def index_chunks(self, chunks: Sequence[StageChunk]) -> StageReport:
+        return self.grow(chunks, ())
+
+    def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
+        self.last_delete = self.grow((), chunk_ids)
+
+    def clear(self) -> None:
+        """Forget the namespace's whole hierarchy: links, replicas, clusters, their vectors and the markers."""
+        graph = self.context.graph
+        for query in ("clusters/clear_replicas", "clusters/clear_clusters", "clusters/clear_chunk_links"):
+            while graph.write(query, limit=20_000)[0]["deleted"]:
+                pass
+        graph.write("clusters/clear_markers", stage=self.name)
+        self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace)
+
+    def rebuild(self) -> StageReport:
+        """Build the hierarchy again from scratch, every chunk in one growth step (what growth is compared to)."""
+        self.clear()
+        return self.index_namespace()
+
+    def health(self) -> dict[str, int]:
+        """Invariant counts of the hierarchy (see ``cypher/clusters/hierarchy_health.cypher``); all-zero is healthy."""
+        return self.context.graph.read("clusters/hierarchy_health", marker=self.marker)[0]
+
+    def level_counts(self) -> list[dict[str, int]]:
+        """Clusters, member edges and roots per level."""
+        return self.context.graph.read("clusters/level_counts")
+
+    # ------------------------------------------------------------------ growth
+    def grow(self, new_chunks: Sequence[StageChunk], removed_chunks: Iterable[str]) -> StageReport:
+        """Add ``new_chunks`` and take ``removed_chunks`` out, updating only what they affect, level by level."""
+        started = time.perf_counter()
+        report = StageReport(self.name, chunks=len(new_chunks))
+        pending = self._pending()
+        dirty: set[str] = set()
+        removed = set(removed_chunks)
+        links = self._chunk_links(new_chunks, report)
+        level = 0
+        while True:
+            dirty |= pending.get((level, False), set())
+            removed |= pending.get((level, True), set())
+            later = any(lvl > level for lvl, _ in pending)
+            if level > 0 and not dirty and not removed and not later:
+                break
+            if level > 0:
+                links = self._cluster_links(level, dirty - removed, report)
+            outcome = self._grow_level(level, links, removed, report)
+            dirty, removed = outcome.changed, outcome.dissolved
+            level += 1
+            if level > self.settings.max_levels:
+                break
+        report.written["levels_touched"] = level
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _grow_level(
+        self, level: int, links: Mapping[str, Mapping[str, float]], removed: set[str], report: StageReport
+    ) -> LevelOutcome:
+        s = self.settings
+        view = LevelView(lambda ids: self._load_states(level, ids))
+        token = growth_token(level, links, removed)
+        change = update_level(
+            view, links, removed, token=token, level=level, max_rounds=s.max_rounds, replace_edges=level > 0
+        )
+        _count(report, "lpa_rounds", change.propagation.rounds)
+        if not change.propagation.converged:
+            _count(report, "lpa_capped_levels", 1)
+        # Groups to refresh: membership changed, or a member's content changed (a dirty node).
+        labels = change.changed_labels | {lab for node in links for lab in view.state(node).labels()}
+        parent_level = level + 1
+        groups = group_members(self._stored_groups(level, labels), change, labels) if labels else {}
+        min_size = 1 if parent_level == 1 else 2
+        keep = {label: members for label, members in groups.items()
+                if len(members) >= min_size and parent_level <= s.max_levels}  # fmt: skip
+        existing = self._existing_clusters(set(groups))
+        dissolve = sorted(label for label in groups if label not in keep and label in existing)
+        rows = self._summarise(level, keep, token, report)
+        steps: list[tuple[str, Mapping[str, Any]]] = []
+        if removed:
+            query = "clusters/remove_chunk_state" if level == 0 else "clusters/remove_clusters"
+            steps.append((query, {"ids": sorted(removed)}))
+        if level > 0 and links:
+            steps.append(("clusters/drop_cluster_edges", {"ids": sorted(links)}))
+        edge_rows = _edge_rows(links, removed)
+        if edge_rows:
+            steps.append(("clusters/write_edges", {"level": level, "rows": edge_rows}))
+        if change.affected:
+            affected = sorted(change.affected)
+            steps.append(("clusters/delete_replicas", {"level": level, "ids": affected}))
+            steps.append(("clusters/create_replicas", {"level": level, "rows": _replica_rows(view, affected)}))
+        if rows:
+            steps.append(("clusters/upsert_clusters", {"level": parent_level, "rows": rows}))
+        if dissolve:
+            steps.append(("clusters/mark_dissolved", {"ids": dissolve}))
+        if level > 0 and links:
+            steps.append(("clusters/clear_pending", {"ids": sorted(links)}))
+        if steps:
+            self.context.graph.write_many(steps)
+        if dissolve:
+            self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=dissolve)
+        if level > 0 and removed:
+            self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=sorted(removed))
+        _count(report, f"links_level_{level}", len(edge_rows))
+        _count(report, "links", len(edge_rows))
+        _count(report, "replicas", sum(len(view.state(n).replicas) for n in change.affected))
+        _count(report, f"summaries_level_{parent_level}", len(rows))
+        _count(report, "summaries", len(rows))
+        _count(report, "clusters_created", sum(1 for r in rows if r["id"] not in existing))
+        _count(report, "clusters_dissolved", len(dissolve))
+        _count(report, "clusters_removed", len(removed) if level > 0 else 0)
+        return LevelOutcome(changed={r["id"] for r in rows}, dissolved=set(dissolve))
+
+    # ------------------------------------------------------------------ links
+    def _chunk_links(self, chunks: Sequence[StageChunk], report: StageReport) -> dict[str, dict[str, float]]:
+        """Each new chunk's top-k links, from Qdrant nearest neighbours plus same-document neighbours."""
+        if not chunks:
+            return {}
+        s, ctx = self.settings, self.context
+        ns = ctx.namespace
+        vectors = ctx.vectors.get_vectors(CHUNK_COLLECTION, ns, [c.id for c in chunks])
+        window = max(1, math.ceil(3 * s.sigma))
+        siblings = self._document_chunks({c.doc_id for c in chunks})
+        scored: dict[str, dict[str, float]] = {}
+        for chunk in chunks:
+            vector = vectors.get(chunk.id)
+            scored[chunk.id] = {}
+            if vector is None:
+                _count(report, "chunks_without_vector", 1)
+                continue
+            for hit in ctx.vectors.search(CHUNK_COLLECTION, ns, vector, s.k + 1):
+                same = hit.payload.get("doc_id") == chunk.doc_id
+                distance = abs(int(hit.payload.get("position") or 0) - chunk.position)
+                scored[chunk.id][hit.key] = edge_score(hit.score, same, distance, s.alpha, s.sigma)
+        near = {
+            (chunk.id, sid): abs(pos - chunk.position)
+            for chunk in chunks if chunk.id in vectors
+            for sid, pos in siblings.get(chunk.doc_id, []) if sid != chunk.id and abs(pos - chunk.position) <= window
+        }  # fmt: skip
+        sibling_vectors = ctx.vectors.get_vectors(CHUNK_COLLECTION, ns, sorted({sid for _, sid in near}))
+        for (cid, sid), distance in near.items():
+            if sid in sibling_vectors:
+                cosine = float(np.dot(vectors[cid], sibling_vectors[sid]))
+                scored[cid][sid] = edge_score(cosine, True, distance, s.alpha, s.sigma)
+        valid = self._indexable(sorted({o for per in scored.values() for o in per} | set(scored)))
+        return {
+            cid: top_neighbours(cid, {o: v for o, v in per.items() if o in valid}, s.k, s.theta)
+            for cid, per in scored.items() if cid in valid
+        }  # fmt: skip
+
+    def _cluster_links(self, level: int, dirty: set[str], report: StageReport) -> dict[str, dict[str, float]]:
+        """Each changed cluster's top-k links among the clusters of its level (cosine of summary vectors)."""
+        if not dirty:
+            return {}
+        s, ctx = self.settings, self.context
+        vectors = ctx.vectors.get_vectors(CLUSTER_COLLECTION, ctx.namespace, sorted(dirty))
+        scored: dict[str, dict[str, float]] = {}
+        for cid in sorted(dirty):
+            vector = vectors.get(cid)
+            scored[cid] = {}
+            if vector is None:
+                _count(report, "clusters_without_vector", 1)
+                continue
+            hits = ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where={"kind": f"L{level}"})
+            scored[cid] = {h.key: float(h.score) for h in hits}
+        alive = {
+            r["id"] for r in self._read_slices("clusters/existing_clusters", sorted({o for p in scored.values() for o in p}))
+            if not r["dissolved"] and r["level"] == level
+        }  # fmt: skip
+        return {cid: top_neighbours(cid, {o: v for o, v in per.items() if o in alive}, s.k, s.theta)
+                for cid, per in scored.items()}  # fmt: skip
+
+    # ------------------------------------------------------------------ summaries
+    def _summarise(
+        self, level: int, groups: Mapping[str, set[str]], revision: str, report: StageReport
+    ) -> list[dict[str, Any]]:
+        """Rows for the changed clusters one level up: title, summary, members; their vectors go to Qdrant."""
+        if not groups:
+            return []
+        ctx = self.context
+        member_ids = sorted({m for members in groups.values() for m in members})
+        collection = CHUNK_COLLECTION if level == 0 else CLUSTER_COLLECTION
+        vectors = ctx.vectors.get_vectors(collection, ctx.namespace, member_ids)
+        texts = {r["id"]: MemberText(r["id"], r["title"] or "", r["text"] or "")
+                 for r in self._read_slices("clusters/member_texts", member_ids, level=level)}  # fmt: skip
+        labels = sorted(groups)
+        ordered = {label: central_members(sorted(groups[label]), vectors) for label in labels}
+        summaries = {label: extractive_summary([texts[m] for m in ordered[label] if m in texts],
+                                               self.settings.summary_sentences) for label in labels}  # fmt: skip
+        if ctx.chat_model is not None:
+            summaries.update(self._llm_summaries(ordered, texts, report))
+        for label in labels:
+            if not summaries[label]:
+                summaries[label] = cluster_title([texts[m] for m in ordered[label] if m in texts]) or label
+        embedded = ctx.embedder.embed_documents([summaries[label] for label in labels])
+        ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
+            VectorPoint(key=label, vector=vec, payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
+            for label, vec in zip(labels, embedded, strict=True)
+        ])  # fmt: skip
+        return [
+            {"id": label, "title": cluster_title([texts[m] for m in ordered[label] if m in texts]),
+             "summary": summaries[label], "members": ordered[label], "revision": revision}
+            for label in labels
+        ]  # fmt: skip
+
+    def _llm_summaries(
+        self, ordered: Mapping[str, list[str]], texts: Mapping[str, MemberText], report: StageReport
+    ) -> dict[str, str]:
+        """Summaries by the chat model; a cluster whose call fails keeps its extractive summary."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from engramdb.platform.llm import message_text
+
+        model = self.context.chat_model
+        assert model is not None
+        labels = list(ordered)
+        prompts = []
+        for label in labels:
+            items = [texts[m] for m in ordered[label][: self.settings.llm_members] if m in texts]
+            body = "\n\n".join(f"[{i}] {t.title}\n{_clip(t.text, 1200)}" for i, t in enumerate(items, 1))
+            prompts.append([SystemMessage(SUMMARY_PROMPT), HumanMessage(f"Items:\n\n{body}")])
+        replies = model.batch(prompts, config={"max_concurrency": self.settings.llm_concurrency}, return_exceptions=True)
+        out: dict[str, str] = {}
+        for label, reply in zip(labels, replies, strict=True):
+            text = "" if isinstance(reply, Exception) else " ".join(message_text(reply).split())
+            if text:
+                out[label] = text
+                _count(report, "llm_summaries", 1)
+            else:
+                _count(report, "llm_summary_fallbacks", 1)
+                log.warning("cluster %s: LLM summary failed (%s); kept the extractive one", label, reply)
+        return out
+
+    # ------------------------------------------------------------------ reads
+    def _load_states(self, level: int, ids: Iterable[str]) -> dict[str, NodeState]:
+        out = {}
+        for row in self._read_slices("clusters/node_states", list(ids), level=level):
+            node_id = row["id"]
+            replicas = [Replica(r["id"], node_id, r["label"], frozenset(r["members"] or ())) for r in row["replicas"]]
+            replicas.sort(key=lambda r: r.id)
+            neighbours = {n["id"]: float(n["weight"]) for n in row["neighbours"]}
+            out[node_id] = NodeState(node_id, neighbours, replicas)
+        return out
+
+    def _stored_groups(self, level: int, labels: Iterable[str]) -> dict[str, list[str]]:
+        return {r["label"]: r["members"]
+                for r in self._read_slices("clusters/group_members", sorted(labels), key="labels", level=level)}  # fmt: skip
+
+    def _existing_clusters(self, ids: set[str]) -> set[str]:
+        return {r["id"] for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
+
+    def _indexable(self, ids: list[str]) -> set[str]:
+        return {r["id"] for r in self._read_slices("clusters/indexable_chunks", ids)}
+
+    def _document_chunks(self, doc_ids: set[str]) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for row in self._read_slices("clusters/document_chunks", sorted(doc_ids), key="doc_ids"):
+            out[row["doc_id"]].append((row["id"], int(row["position"] or 0)))
+        return {doc: rows for doc, rows in out.items() if len(rows) > 1}
+
+    def _pending(self) -> dict[tuple[int, bool], set[str]]:
+        """Clusters an interrupted run left for the level above, by (level, dissolved)."""
+        out: dict[tuple[int, bool], set[str]] = defaultdict(set)
+        for row in self.context.graph.read("clusters/pending_clusters"):
+            out[(int(row["level"]), bool(row["dissolved"]))].add(row["id"])
+        return dict(out)
+
+    def _read_slices(self, query: str, ids: Sequence[str], key: str = "ids", **params: Any) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(ids), READ_SLICE):
+            rows.extend(self.context.graph.read(query, **{key: list(ids[start : start + READ_SLICE])}, **params))
+        return rows
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -> list[str]:
+    """Members ordered by cosine to the group's centroid (members without a vector last), ties by id."""
+    with_vec = [m for m in members if m in vectors]
+    if not with_vec:
+        return sorted(members)
+    matrix = np.stack([vectors[m] for m in with_vec])
+    centroid = matrix.mean(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    scores = matrix @ (centroid / norm) if norm > 0 else np.zeros(len(with_vec))
+    ranked = sorted(zip(with_vec, scores.tolist(), strict=True), key=lambda t: (-round(t[1], 6), t[0]))
+    return [m for m, _ in ranked] + sorted(m for m in members if m not in vectors)
+
+
+def lead_sentence(text: str, max_words: int = 45) -> str:
+    """The first sentence of a text, clipped to ``max_words``."""
+    text = " ".join(text.split())
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
+    words = sentence.split()
+    return " ".join(words[:max_words]) + (" ..." if len(words) > max_words else "")
+
+
+def extractive_summary(members: Sequence[MemberText], sentences: int) -> str:
+    """The lead sentences of the most central members (already ordered), without repeats."""
+    out: list[str] = []
+    for member in members:
+        sentence = lead_sentence(member.text)
+        if sentence and sentence not in out:
+            out.append(sentence)
+        if len(out) >= sentences:
+            break
+    return " ".join(out)
+
+
+def cluster_title(members: Sequence[MemberText], items: int = 3) -> str:
+    """A caption: the titles of the most central members (a member cluster contributes its first item)."""
+    out: list[str] = []
+    for member in members:
+        title = member.title.split(" · ")[0].strip()
+        if title and title not in out:
+            out.append(title)
+        if len(out) >= items:
+            break
+    return " · ".join(out)
+
+
+def _edge_rows(links: Mapping[str, Mapping[str, float]], removed: set[str]) -> list[dict[str, Any]]:
+    rows: dict[tuple[str, str], float] = {}
+    for a, per in links.items():
+        for b, weight in per.items():
+            if a != b and a not in removed and b not in removed:
+                rows[(min(a, b), max(a, b))] = round(float(weight), 6)
+    return [{"a": a, "b": b, "weight": w} for (a, b), w in sorted(rows.items())]
+
+
+def _replica_rows(view: LevelView, node_ids: Sequence[str]) -> list[dict[str, Any]]:
+    return [
+        {"id": r.id, "node_id": r.node_id, "label": r.label, "members": sorted(r.members)}
+        for node_id in node_ids for r in view.state(node_id).replicas
+    ]  # fmt: skip
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _count(report: StageReport, key: str, value: int) -> None:
+    report.written[key] = report.written.get(key, 0) + int(value)
+
+
+__all__ = [
+    "CLUSTER_COLLECTION",
+    "ClusterSettings",
+    "ClusterStage",
+    "LevelChange",
+    "central_members",
+    "cluster_title",
+    "extractive_summary",
+    "lead_sentence",
+]

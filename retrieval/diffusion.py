@@ -1,0 +1,693 @@
+"""Strategy ``diffusion`` (CogitoRAG): facts activate entities, a random walk spreads it to passages.
+
+Per question (or per parallel sub-question):
+
+1. **Split** — only when the question has independent parts: the sequences of
+   the caller's decomposition, of the LLM decomposer, or offline of the rule
+   decomposer (comparisons, "A or B"), used only when there are several; each
+   sequence becomes one sub-question (its steps joined, placeholders dropped).
+2. **Facts** — the top-K facts (GSW verb phrases with their entities, written
+   by the ``gists`` memory stage) by vector similarity.
+3. **Activation** — each entity named by those facts starts with mean fact
+   similarity × ``1 + α(1 − e^{−βc})`` ÷ ``max(1, chunks mentioning it)``
+   (:mod:`engramdb.retrieval.diffusion_math`).
+4. **Walk** — random walk with restart on the passage–entity graph (entities
+   and chunks; MENTIONS edges and one edge per fact between the entities it
+   links), ``P`` column-normalised, iterated with ``scipy.sparse`` until the L1
+   change is below the tolerance.
+5. **CogniRank** — ``ε·minmax(walk score) + (1−ε)·minmax(cosine)`` over every
+   passage of the namespace; top 5, or 2+2+1 with two sub-questions.
+6. **Evidence** — each passage (kind ``passage``) is followed by its gist as an
+   evidence item of its own (kind ``gist``, ``metadata["passage_id"]`` pointing
+   back). Separate items, because the reader is given both and the token count
+   must say so; recall counts documents, so a gist never adds a passage.
+7. **Answer** — with an LLM, from the evidence or ``N/A``. Offline, the QA pair
+   of the top passages that the reranker scores best against the question, or
+   ``N/A`` below a threshold read off the memory itself (see
+   :func:`calibrate_na_threshold`).
+
+Recipe defaults. CogitoRAG states α = 2, β = 1 and ε = 0.95. It leaves K, the
+restart probability and the tolerance open; its walk and fact linking follow
+HippoRAG 2, whose defaults are the top 5 facts and a PageRank damping of 0.5
+(restart probability 0.5). The tolerance 1e-6 (L1, on a unit restart mass)
+puts the walk within 1e-6 of its fixed point, far below any score gap that
+changes a top-5 ranking.
+
+The walk graph is a snapshot, not a per-question read. A question needs the
+whole passage–entity graph of the namespace, and reading it from Neo4j takes
+far longer than the walk, so each (driver, vector store, namespace) keeps one
+:class:`WalkSnapshot`: the sparse transition matrix, the node ids and the
+passages' vectors (so the dense half of CogniRank is one matrix–vector product
+over every passage, exact, instead of a second search). It is built by one
+Cypher export (``diffusion/export_walk_graph``) plus one vector read. Before
+each question, ``diffusion/memory_fingerprint`` (count of Document nodes and
+their latest ``updated_at``, a read of Document nodes only) says whether it is
+stale. Why documents: ingest stamps ``updated_at`` on every document it writes,
+when it starts and again when it finishes, and delete removes the Document
+node, so any change of the namespace's memory changes (count, latest stamp),
+even one done by another process; a version bumped by the ``gists`` stage
+would miss ingests that ran without it, and per-question subgraph extraction
+costs a Neo4j round trip per hop. Memory cost: the matrix plus ``4 × dim``
+bytes per passage (1.5 KB at 384-d).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import weakref
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from pydantic import Field
+from rich.console import Console
+from rich.markup import escape
+
+from engramdb.ingestion.gists import FACT_COLLECTION, GIST_COLLECTION
+from engramdb.platform.errors import InputError
+from engramdb.platform.graph import Graph
+from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
+from engramdb.platform.vectors import VectorStore
+from engramdb.retrieval import decomposition as decomposition_module
+from engramdb.retrieval.answering import LLMAnswerer
+from engramdb.retrieval.decomposition import (
+    PLACEHOLDER,
+    Decomposition,
+    DecompositionError,
+    LLMDecomposer,
+    OfflineDecomposer,
+    make_decomposition,
+)
+from engramdb.retrieval.diffusion_math import (
+    Activation,
+    entity_activation,
+    fuse,
+    minmax,
+    random_walk_with_restart,
+    restart_vector,
+    select_split,
+    top_indices,
+    transition_matrix,
+)
+from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.render import register_renderer
+from engramdb.retrieval.rerankers import Reranker
+from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+
+#: Entities and facts shown in the details (and under ``--trace``) per sub-question.
+DETAIL_ENTITIES = 8
+
+
+class DiffusionRecipe(Recipe):
+    fact_top_k: int = Field(
+        5, ge=1, le=200, description="K: facts retrieved by vector similarity per sub-question."
+    )
+    alpha: float = Field(2.0, ge=0.0, le=100.0, description="α: strength of the entity-frequency reward.")
+    beta: float = Field(1.0, gt=0.0, le=100.0, description="β: how fast the reward saturates with fact hits.")
+    restart_probability: float = Field(0.5, gt=0.0, le=1.0, description="γ: the walk's restart probability.")
+    epsilon: float = Field(
+        0.95, ge=0.0, le=1.0, description="ε: weight of the walk score against cosine similarity."
+    )
+    tolerance: float = Field(
+        1e-6, gt=0.0, le=0.1, description="Stop the walk when the L1 change is below this."
+    )
+    max_iterations: int = Field(100, ge=1, le=10_000, description="Upper bound on walk iterations.")
+    top_k: int = Field(5, ge=1, le=100, description="Passages returned as evidence.")
+    split: bool = Field(
+        True, description="Split questions with independent parts into parallel sub-questions."
+    )
+    na_false_accept: float = Field(
+        0.05, gt=0.0, lt=1.0,
+        description="Offline N/A: accept a QA pair only above what unrelated passages reach this often.",
+    )  # fmt: skip
+    na_probes: int = Field(60, ge=1, le=2000, description="Offline N/A: probe questions sampled from memory.")
+
+
+# --------------------------------------------------------------------------- snapshot
+
+
+@dataclass
+class WalkSnapshot:
+    """The passage–entity graph of one namespace, ready for walks: entities first, then chunks."""
+
+    fingerprint: tuple[int, str | None]
+    entity_ids: list[str]
+    entity_names: list[str]
+    chunk_ids: list[str]
+    chunk_counts: np.ndarray  # per entity: chunks mentioning it
+    transition: sp.csr_matrix
+    chunk_vectors: np.ndarray  # (chunks, dim) float32, unit rows; zeros for a passage without a vector
+    edges: int
+    build_seconds: float
+    entity_index: dict[str, int] = field(default_factory=dict)
+    chunk_index: dict[str, int] = field(default_factory=dict)
+    na_thresholds: dict[tuple[Any, ...], float] = field(default_factory=dict)  # per (reranker, recipe knobs)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.entity_index = {e: i for i, e in enumerate(self.entity_ids)}
+        self.chunk_index = {c: i for i, c in enumerate(self.chunk_ids)}
+
+    @property
+    def entities(self) -> int:
+        return len(self.entity_ids)
+
+    @property
+    def size(self) -> int:
+        return len(self.entity_ids) + len(self.chunk_ids)
+
+
+def read_fingerprint(graph: Graph) -> tuple[int, str | None]:
+    row = graph.read("diffusion/memory_fingerprint")[0]
+    return int(row["documents"]), row["updated_at"]
+
+
+def build_snapshot(
+    graph: Graph, vectors: VectorStore, dim: int, fingerprint: tuple[int, str | None]
+) -> WalkSnapshot:
+    """One Cypher export and one vector read → the sparse walk graph and the passage vectors."""
+    started = time.perf_counter()
+    row = graph.read("diffusion/export_walk_graph")[0]
+    entity_ids: list[str] = row["entity_ids"]
+    chunk_ids: list[str] = row["chunk_ids"]
+    entity_index = {e: i for i, e in enumerate(entity_ids)}
+    chunk_index = {c: len(entity_ids) + i for i, c in enumerate(chunk_ids)}
+    edges: list[tuple[int, int, float]] = []
+    chunk_counts = np.zeros(len(entity_ids), dtype=np.int64)
+    for chunk_id, entity_id in row["mentions"]:
+        c, e = chunk_index.get(chunk_id), entity_index.get(entity_id)
+        if c is not None and e is not None:
+            edges.append((e, c, 1.0))
+            chunk_counts[e] += 1
+    for members in row["facts"]:
+        nodes = sorted({entity_index[m] for m in members if m in entity_index})
+        edges.extend((a, b, 1.0) for i, a in enumerate(nodes) for b in nodes[i + 1 :])
+    size = len(entity_ids) + len(chunk_ids)
+    stored = vectors.get_vectors(CHUNK_COLLECTION, graph.namespace, chunk_ids) if chunk_ids else {}
+    chunk_vectors = np.zeros((len(chunk_ids), dim), dtype=np.float32)
+    for i, chunk_id in enumerate(chunk_ids):
+        if chunk_id in stored:
+            chunk_vectors[i] = stored[chunk_id]
+    return WalkSnapshot(
+        fingerprint=fingerprint, entity_ids=entity_ids, entity_names=row["entity_names"], chunk_ids=chunk_ids,
+        chunk_counts=chunk_counts, transition=transition_matrix(size, edges), chunk_vectors=chunk_vectors,
+        edges=len(edges), build_seconds=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+class SnapshotCache:
+    """The current snapshot per namespace, rebuilt when the memory fingerprint changes."""
+
+    def __init__(self) -> None:
+        self._snapshots: dict[tuple[str, str], WalkSnapshot] = {}
+        self._lock = threading.Lock()
+
+    def current(self, graph: Graph, vectors: VectorStore, dim: int) -> tuple[WalkSnapshot, bool]:
+        """``(snapshot, rebuilt)``: the namespace's snapshot, rebuilt first if memory changed."""
+        key = (graph.database, graph.namespace)
+        fingerprint = read_fingerprint(graph)
+        with self._lock:
+            snapshot = self._snapshots.get(key)
+            if snapshot is not None and snapshot.fingerprint == fingerprint:
+                return snapshot, False
+            snapshot = build_snapshot(graph, vectors, dim, fingerprint)
+            self._snapshots[key] = snapshot
+            return snapshot, True
+
+
+#: Snapshot caches per (Neo4j driver, vector store): shared by every diffusion strategy built
+#: over the same stores (e.g. several recipes in one evaluation), dropped with the driver.
+_CACHES: weakref.WeakKeyDictionary[Any, dict[int, SnapshotCache]] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def snapshot_cache(graph: Graph, vectors: VectorStore) -> SnapshotCache:
+    with _CACHES_LOCK:
+        per_driver = _CACHES.setdefault(graph.driver, {})
+        return per_driver.setdefault(id(vectors), SnapshotCache())
+
+
+# --------------------------------------------------------------------------- details
+
+
+@dataclass
+class DiffusionDetails(Details):
+    """What the diffusion run saw: per sub-question its top facts, most activated entities and
+    walk; per returned passage both CogniRank components (raw and min-max normalised)."""
+
+    kind: ClassVar[str] = "diffusion"
+    sub_questions: list[str] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    passages: list[dict[str, Any]] = field(default_factory=list)
+    walks: list[dict[str, Any]] = field(default_factory=list)
+    snapshot: dict[str, Any] = field(default_factory=dict)
+    offline_answer: dict[str, Any] = field(default_factory=dict)
+
+
+@register_renderer("diffusion")
+def render_diffusion(console: Console, details: Details) -> None:
+    assert isinstance(details, DiffusionDetails)
+    snap = details.snapshot
+    console.rule("diffusion")
+    console.print(
+        f"[dim]walk graph: {snap.get('entities', 0)} entities, {snap.get('chunks', 0)} passages, "
+        f"{snap.get('edges', 0)} edges ({'rebuilt' if snap.get('rebuilt') else 'cached'}, "
+        f"built in {snap.get('build_ms', 0.0):.0f} ms)[/]",
+        highlight=False,
+    )
+    for walk in details.walks:
+        sq = walk["sub_question"]
+        console.print(f"[cyan]sub-question[/] {escape(sq)}", highlight=False)
+        console.print(
+            f"  [dim]walk: {walk['iterations']} iterations, L1 change {walk['change']:.2e}, "
+            f"{'converged' if walk['converged'] else 'NOT converged'}, {walk['ms']:.1f} ms[/]",
+            highlight=False,
+        )
+        for f in (f for f in details.facts if f["sub_question"] == sq):
+            console.print(f"  [green]fact[/]   {f['score']:.3f}  {escape(f['text'])}", highlight=False)
+        for e in (e for e in details.entities if e["sub_question"] == sq):
+            console.print(
+                f"  [magenta]entity[/] walk {e['walk']:.4f}  start {e['activation']:.4f}  {escape(e['name'])} "
+                f"[dim](facts {e['hits']}, chunks {e['chunks']})[/]",
+                highlight=False,
+            )
+    for p in details.passages:
+        console.print(
+            f"  [bold]passage[/] {p['score']:.3f} = ε·{p['diffusion_norm']:.3f} + (1−ε)·{p['dense_norm']:.3f}  "
+            f"[dim](walk {p['diffusion']:.2e}, cosine {p['dense']:.3f})[/]  {escape(p['title'])}",
+            highlight=False,
+        )
+    if details.offline_answer:
+        a = details.offline_answer
+        console.print(
+            f"  [dim]offline answer: best QA {a.get('score', 0.0):.3f} vs N/A threshold "
+            f"{a.get('threshold', 0.0):.3f}: {escape(str(a.get('question', '')))} → {escape(str(a.get('answer', '')))}[/]",
+            highlight=False,
+        )
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+@dataclass
+class Ranking:
+    """One sub-question's CogniRank over every passage of the snapshot."""
+
+    sub_question: str
+    vector: np.ndarray
+    facts: list[dict[str, Any]]
+    activations: list[Activation]
+    walk: np.ndarray
+    iterations: int
+    change: float
+    converged: bool
+    walk_seconds: float
+    diffusion: np.ndarray  # walk score per passage
+    dense: np.ndarray  # cosine per passage
+    fused: np.ndarray
+
+    def best(self, chunk_ids: Sequence[str], k: int) -> list[tuple[str, float]]:
+        return [(chunk_ids[i], float(self.fused[i])) for i in top_indices(self.fused, k)]
+
+
+def offline_parallel_sequences(decomposer: OfflineDecomposer, question: str) -> tuple[tuple[str, ...], ...]:
+    """The rule decomposer's parallel sequences for ``question`` (one sequence when it has none).
+
+    Only its comparison rule ("A or B", "both", "the same") ever yields
+    parallel sequences; the rest of :meth:`OfflineDecomposer.decompose` builds
+    one chain with a spaCy parse (tens of ms) that could never cause a split,
+    so only that rule runs here. Should the rule move, the full decomposer is
+    used instead (same result, slower).
+    """
+    comparison = getattr(decomposition_module, "_comparison", None)
+    tidy = getattr(decomposition_module, "_tidy", None)
+    if comparison is None or tidy is None:
+        return decomposer.decompose(question).sequences
+    compared = comparison(tidy(question))
+    if compared:
+        try:
+            return make_decomposition(compared, source="offline").sequences
+        except DecompositionError:
+            pass
+    return ((question,),)
+
+
+def sub_question_text(steps: Sequence[str]) -> str:
+    """A sequence of sub-questions as one retrieval query (placeholders dropped)."""
+    text = " ".join(PLACEHOLDER.sub(" ", s) for s in steps)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@register_strategy
+class DiffusionStrategy(AskStrategy):
+    """CogitoRAG: top facts → entity activation → random walk with restart → CogniRank fusion."""
+
+    name = "diffusion"
+    summary = "top facts activate entities, a random walk ranks passages, fused with dense similarity"
+    recipe_type = DiffusionRecipe
+    recipe: DiffusionRecipe
+
+    def __init__(self, context: AskContext, recipe: Recipe | None = None) -> None:
+        super().__init__(context, recipe)
+        model = context.chat_model
+        use_llm = model is not None and context.decomposition in ("auto", "llm")
+        self.decomposer: LLMDecomposer | OfflineDecomposer = (
+            LLMDecomposer(model) if use_llm else OfflineDecomposer()
+        )  # type: ignore[arg-type]
+        self.offline_decomposer = OfflineDecomposer()
+        self.answerer = LLMAnswerer(model) if model is not None else None
+        self.snapshots = snapshot_cache(context.graph, context.vectors)
+        for collection in (FACT_COLLECTION, GIST_COLLECTION, CHUNK_COLLECTION, QA_COLLECTION):
+            context.vectors.ensure_collection(collection, context.embedder.dim)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
+        trace: bool = False,
+    ) -> AskResult:
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty")
+        question = question.strip()
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        notes: list[str] = []
+        t0 = time.perf_counter()
+        snapshot, rebuilt = self.snapshots.current(
+            self.context.graph, self.context.vectors, self.context.embedder.dim
+        )
+        timings["snapshot"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        sequences, decomposed_by = self._split(question, decomposition)
+        timings["split"] = time.perf_counter() - t0
+        queries = [sub_question_text(s) for s in sequences] if len(sequences) > 1 else [question]
+        t0 = time.perf_counter()
+        rankings = [self._rank(q, snapshot) for q in queries]
+        timings["rank"] = time.perf_counter() - t0
+        if not any(r.facts for r in rankings):
+            notes.append(
+                "no facts matched (has the 'gists' stage indexed this memory?): ranked by similarity only"
+            )
+        selected = self._select(rankings, snapshot)
+        t0 = time.perf_counter()
+        rows = (
+            self.context.graph.read("diffusion/passages_with_gists", ids=[c for c, _ in selected])
+            if selected
+            else []
+        )
+        evidence = paired_evidence(rows, dict(selected))
+        if rows and not any(r["gist_text"] for r in rows):
+            notes.append("these passages have no gists yet: run the 'gists' memory stage")
+        timings["evidence"] = time.perf_counter() - t0
+        details = self._details(
+            rankings, selected, snapshot, rebuilt, {r["chunk_id"]: r["title"] for r in rows}
+        )
+        t0 = time.perf_counter()
+        answer, answered_by = self._answer(question, rankings, evidence, snapshot, details)
+        timings["answer"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        cited = citations(self.context.graph, evidence)
+        timings["citations"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - started
+        return AskResult(
+            question=question, answer=answer, evidence=evidence, citations=cited,
+            decomposition=[list(s) for s in sequences] if len(sequences) > 1 else [],
+            evidence_tokens=evidence_tokens(evidence), timings=timings, strategy=self.name,
+            answered_by=answered_by, decomposed_by=decomposed_by if len(sequences) > 1 else "",
+            details=details, notes=notes,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ steps
+    def _split(
+        self, question: str, given: Decomposition | Sequence[Sequence[str]] | None
+    ) -> tuple[tuple[tuple[str, ...], ...], str]:
+        """Parallel sequences of sub-questions (one sequence = no split)."""
+        if isinstance(given, Decomposition):
+            return given.sequences, "given"
+        if given is not None:
+            return make_decomposition(given).sequences, "given"
+        if not self.recipe.split:
+            return ((question,),), ""
+        try:
+            decomp = self.decomposer.decompose(question)
+            return decomp.sequences, decomp.source
+        except DecompositionError as exc:
+            if isinstance(self.decomposer, OfflineDecomposer):
+                return ((question,),), ""
+            return self.offline_decomposer.decompose(
+                question
+            ).sequences, f"offline (LLM decomposition unusable: {exc})"
+
+    def _rank(self, query: str, snapshot: WalkSnapshot) -> Ranking:
+        r = self.recipe
+        ctx = self.context
+        vector = np.asarray(ctx.embedder.embed_query(query), dtype=np.float32)
+        hits = (
+            ctx.vectors.search(FACT_COLLECTION, ctx.namespace, vector, r.fact_top_k)
+            if snapshot.entities
+            else []
+        )
+        facts = [
+            {"fact_id": h.key, "text": h.payload.get("text", ""), "score": float(h.score),
+             "entities": [snapshot.entity_index[e] for e in h.payload.get("entity_ids", []) if e in snapshot.entity_index]}
+            for h in hits
+        ]  # fmt: skip
+        activations = entity_activation(
+            [(f["score"], f["entities"]) for f in facts], snapshot.chunk_counts, r.alpha, r.beta
+        )
+        restart = restart_vector(activations, snapshot.size)
+        t0 = time.perf_counter()
+        if restart.any():
+            walk = random_walk_with_restart(
+                snapshot.transition, restart, r.restart_probability, r.tolerance, r.max_iterations
+            )
+            scores, iterations, change, converged = walk.scores, walk.iterations, walk.change, walk.converged
+        else:
+            scores, iterations, change, converged = np.zeros(snapshot.size), 0, 0.0, True
+        walk_seconds = time.perf_counter() - t0
+        diffusion = scores[snapshot.entities :]
+        dense = snapshot.chunk_vectors @ vector
+        return Ranking(
+            query, vector, facts, activations, scores, iterations, change, converged, walk_seconds,
+            diffusion, dense, fuse(diffusion, dense, r.epsilon),
+        )  # fmt: skip
+
+    def _select(self, rankings: Sequence[Ranking], snapshot: WalkSnapshot) -> list[tuple[str, float]]:
+        k = self.recipe.top_k
+        if len(rankings) == 1:
+            return rankings[0].best(snapshot.chunk_ids, k)
+        return select_split([rk.best(snapshot.chunk_ids, 2 * k) for rk in rankings], k)
+
+    def _answer(
+        self,
+        question: str,
+        rankings: Sequence[Ranking],
+        evidence: Sequence[Evidence],
+        snapshot: WalkSnapshot,
+        details: DiffusionDetails,
+    ) -> tuple[str, str]:
+        """With an LLM: its answer from the evidence texts (passages and gists) or N/A. Offline: the
+        best QA pair of the returned passages, N/A below the memory's threshold."""
+        if self.answerer is not None:
+            return self.answerer.answer_texts(question, [e.text for e in evidence]).text, "llm"
+        chunk_ids = [e.id for e in evidence if e.kind == "passage"]
+        vector = rankings[0].vector if len(rankings) == 1 else self.context.embedder.embed_query(question)
+        threshold = self._na_threshold(snapshot)
+        best = best_qa_pair(self.context, question, np.asarray(vector), chunk_ids)
+        details.offline_answer = {"threshold": threshold}
+        if best is None:
+            return NA, "offline"
+        qa, score = best
+        answer = ", ".join(qa.answer_names)
+        details.offline_answer.update(
+            {"qa_id": qa.qa_id, "question": qa.question, "answer": answer, "score": score, "chunk_id": qa.chunk_id}
+        )  # fmt: skip
+        return (answer if score >= threshold else NA), "offline"
+
+    def _na_threshold(self, snapshot: WalkSnapshot) -> float:
+        with snapshot.lock:
+            if snapshot.na_threshold is None:
+                snapshot.na_threshold = calibrate_na_threshold(
+                    self.context,
+                    snapshot,
+                    self.recipe.na_probes,
+                    self.recipe.top_k,
+                    self.recipe.na_false_accept,
+                )
+            return snapshot.na_threshold
+
+    def _details(
+        self,
+        rankings: Sequence[Ranking],
+        selected: Sequence[tuple[str, float]],
+        snapshot: WalkSnapshot,
+        rebuilt: bool,
+        titles: dict[str, str],
+    ) -> DiffusionDetails:
+        details = DiffusionDetails(sub_questions=[rk.sub_question for rk in rankings])
+        details.snapshot = {
+            "entities": snapshot.entities, "chunks": len(snapshot.chunk_ids), "edges": snapshot.edges,
+            "build_ms": snapshot.build_seconds * 1000, "rebuilt": rebuilt,
+        }  # fmt: skip
+        for rk in rankings:
+            details.walks.append({
+                "sub_question": rk.sub_question, "iterations": rk.iterations, "change": rk.change,
+                "converged": rk.converged, "ms": rk.walk_seconds * 1000,
+            })  # fmt: skip
+            details.facts.extend(
+                {"sub_question": rk.sub_question, "fact_id": f["fact_id"], "text": f["text"], "score": f["score"]}
+                for f in rk.facts
+            )  # fmt: skip
+            details.entities.extend(_top_entities(rk, snapshot))
+        normalised = [(minmax(rk.diffusion), minmax(rk.dense)) for rk in rankings]
+        for chunk_id, score in selected:
+            i = snapshot.chunk_index[chunk_id]
+            best = max(range(len(rankings)), key=lambda j: rankings[j].fused[i])
+            rk, (diffusion_norm, dense_norm) = rankings[best], normalised[best]
+            details.passages.append({
+                "chunk_id": chunk_id, "title": titles.get(chunk_id) or "", "sub_question": rk.sub_question,
+                "score": score, "diffusion": float(rk.diffusion[i]), "dense": float(rk.dense[i]),
+                "diffusion_norm": float(diffusion_norm[i]), "dense_norm": float(dense_norm[i]),
+            })  # fmt: skip
+        return details
+
+
+def _top_entities(rk: Ranking, snapshot: WalkSnapshot) -> list[dict[str, Any]]:
+    """The entities with the most mass after the walk, with their starting activation."""
+    start = {a.entity: a for a in rk.activations}
+    entity_scores = rk.walk[: snapshot.entities]
+    out = []
+    for i in top_indices(entity_scores, DETAIL_ENTITIES):
+        if entity_scores[i] <= 0:
+            break
+        a = start.get(i)
+        out.append({
+            "sub_question": rk.sub_question, "entity_id": snapshot.entity_ids[i], "name": snapshot.entity_names[i],
+            "walk": float(entity_scores[i]), "activation": a.value if a else 0.0,
+            "fact_evidence": a.fact_evidence if a else 0.0, "hits": a.hits if a else 0,
+            "chunks": int(snapshot.chunk_counts[i]),
+        })  # fmt: skip
+    return out
+
+
+def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) -> list[Evidence]:
+    """Each passage, then its gist (when it has one), in the passages' order."""
+    out: list[Evidence] = []
+    for row in rows:
+        chunk_id, score = row["chunk_id"], scores[row["chunk_id"]]
+        title = row.get("title") or ""
+        out.append(Evidence(
+            kind="passage", id=chunk_id, text=passage_text(title, row["text"]), score=score, doc_id=row["doc_id"],
+            chunk_ids=(chunk_id,), metadata={"title": title, "gist_id": row.get("gist_id") or ""},
+        ))  # fmt: skip
+        if row.get("gist_text"):
+            out.append(Evidence(
+                kind="gist", id=row["gist_id"], text=row["gist_text"], score=score, doc_id=row["doc_id"],
+                chunk_ids=(chunk_id,), metadata={"passage_id": chunk_id, "title": title, "method": row["gist_method"]},
+            ))  # fmt: skip
+    return out
+
+
+# --------------------------------------------------------------------------- offline answer
+
+
+def qa_candidates(context: AskContext, vector: np.ndarray, chunk_ids: Sequence[str]) -> list[QACandidate]:
+    """The QA pairs of these chunks, each with its cosine to ``vector`` (stored QA question vectors)."""
+    rows = context.graph.read("diffusion/qa_pairs_of_chunks", chunk_ids=list(chunk_ids)) if chunk_ids else []
+    stored = (
+        context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
+        if rows
+        else {}
+    )
+    out = []
+    for r in rows:
+        qa_vector = stored.get(r["qa_id"])
+        out.append(QACandidate(
+            qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
+            answer_names=tuple(r["answer_names"]), answer_types=tuple(r["answer_types"]),
+            question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"], chunk_id=r["chunk_id"],
+            verb_phrase=r["verb_phrase"] or "",
+            dense_score=float(qa_vector @ vector) if qa_vector is not None else None, via=("passage",),
+        ))  # fmt: skip
+    return out
+
+
+def best_qa_pair(
+    context: AskContext, question: str, vector: np.ndarray, chunk_ids: Sequence[str]
+) -> tuple[QACandidate, float] | None:
+    """The QA pair of the top passages that the reranker scores best against the question."""
+    scored = context.reranker.score(question, qa_candidates(context, vector, chunk_ids))
+    return (scored[0].qa, float(scored[0].score)) if scored else None
+
+
+def calibrate_na_threshold(
+    context: AskContext, snapshot: WalkSnapshot, probes: int, passages: int, false_accept: float
+) -> float:
+    """The offline N/A threshold, read off the memory itself.
+
+    The offline answer is the best of the QA pairs in ``passages`` returned
+    passages. How high does that best score get when the passages have nothing
+    to do with the question? Each probe takes a question the memory itself
+    holds (a QA pair of a randomly drawn passage), draws ``passages`` other
+    passages at random, and scores their QA pairs against it with the same
+    reranker and the same cosine inputs as :func:`best_qa_pair`; the best score
+    is one sample of "unrelated evidence". The threshold is the
+    ``1 − false_accept`` quantile of those samples: an answer is given only when
+    its QA pair beats what unrelated passages reach in all but ``false_accept``
+    of cases. Deterministic per namespace (the draw is seeded by its name) and
+    computed once per snapshot; it uses no evaluation question. With fewer than
+    two passages there is nothing unrelated to sample and every best QA pair is
+    accepted (threshold 0).
+    """
+    chunk_count = len(snapshot.chunk_ids)
+    if chunk_count < 2:
+        return 0.0
+    rng = np.random.default_rng(zlib.crc32(context.namespace.encode("utf-8")))
+    others = min(passages, chunk_count - 1)
+    draws = [rng.choice(chunk_count, size=others + 1, replace=False) for _ in range(probes)]
+    needed = sorted({snapshot.chunk_ids[i] for draw in draws for i in draw})
+    rows = context.graph.read("diffusion/qa_pairs_of_chunks", chunk_ids=needed)
+    by_chunk: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_chunk.setdefault(row["chunk_id"], []).append(row)
+    stored = (
+        context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
+        if rows
+        else {}
+    )
+    samples = []
+    for draw in draws:
+        probe_rows = by_chunk.get(snapshot.chunk_ids[draw[0]], [])
+        probe_rows = [r for r in probe_rows if r["qa_id"] in stored]
+        if not probe_rows:
+            continue
+        probe = probe_rows[int(rng.integers(len(probe_rows)))]
+        vector = stored[probe["qa_id"]]
+        unrelated = [snapshot.chunk_ids[i] for i in draw[1:]]
+        candidates = [
+            QACandidate(
+                qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
+                answer_names=tuple(r["answer_names"]), answer_types=tuple(r["answer_types"]),
+                question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"],
+                chunk_id=r["chunk_id"], dense_score=float(stored[r["qa_id"]] @ vector) if r["qa_id"] in stored else None,
+            )
+            for c in unrelated for r in by_chunk.get(c, [])
+        ]  # fmt: skip
+        scored = _score(context.reranker, probe["question"], candidates)
+        samples.append(scored)
+    if not samples:
+        return 0.0
+    return float(np.quantile(np.asarray(samples), 1.0 - false_accept))
+
+
+def _score(reranker: Reranker, question: str, candidates: Sequence[QACandidate]) -> float:
+    scored = reranker.score(question, candidates)
+    return float(scored[0].score) if scored else 0.0

@@ -1,0 +1,98 @@
+"""Strategies ``bm25`` and ``dense``: plain passage retrieval, the baselines every method is measured against.
+
+They return passages (chunks) as evidence with citations. Offline they have
+no reader, so their answer is ``None`` (retrieval only); with a chat model
+configured, the same answer model as every other strategy reads the passages
+and answers or says ``N/A``.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+
+from engramdb.platform.errors import InputError
+from engramdb.platform.storage import CHUNK_COLLECTION
+from engramdb.retrieval.answering import LLMAnswerer
+from engramdb.retrieval.decomposition import Decomposition
+from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
+from engramdb.retrieval.hop_retrieval import lucene_query
+from engramdb.retrieval.results import AskResult, PassageDetails
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+
+
+class PassageRecipe(Recipe):
+    top_k: int = Field(5, ge=1, le=100, description="Passages returned as evidence.")
+
+
+class PassageStrategy(AskStrategy):
+    """Rank passages for the question; the LLM (if any) answers from the top ``top_k``."""
+
+    recipe_type = PassageRecipe
+    recipe: PassageRecipe
+
+    def __init__(self, context: AskContext, recipe: Recipe | None = None) -> None:
+        super().__init__(context, recipe)
+        self.answerer = LLMAnswerer(context.chat_model) if context.chat_model is not None else None
+
+    @abstractmethod
+    def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
+        """The top passages (chunk rows: chunk_id, doc_id, title, text, score), best first."""
+
+    def ask(
+        self, question: str, *, decomposition: Decomposition | Sequence[Sequence[str]] | None = None, trace: bool = False
+    ) -> AskResult:
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty")
+        started = time.perf_counter()
+        rows = self.passages(question.strip(), self.recipe.top_k)
+        timings = {"retrieve": time.perf_counter() - started}
+        evidence = passage_evidence(rows)
+        answer: str | None = None
+        if self.answerer is not None:
+            t0 = time.perf_counter()
+            answer = self.answerer.answer_texts(question, [e.text for e in evidence]).text
+            timings["answer"] = time.perf_counter() - t0
+        cited = citations(self.context.graph, evidence)
+        timings["total"] = time.perf_counter() - started
+        return AskResult(
+            question=question, answer=answer, evidence=evidence, citations=cited, decomposition=[],
+            evidence_tokens=evidence_tokens(evidence), timings=timings, strategy=self.name,
+            answered_by="llm" if self.answerer else "none (retrieval only)",
+            details=PassageDetails(method=self.name, scores=[{"chunk_id": e.id, "score": e.score} for e in evidence]),
+        )  # fmt: skip
+
+
+@register_strategy
+class BM25Passages(PassageStrategy):
+    """Passages ranked by Lucene BM25 over their title and text."""
+
+    name = "bm25"
+    summary = "baseline: top passages by BM25 keyword search"
+
+    def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
+        graph = self.context.graph
+        query = lucene_query(question, graph.namespace, {"title": 1.0, "text": 1.0})
+        if query is None:
+            return []
+        return graph.read("traversals/chunk_bm25", lucene=query, limit=limit)
+
+
+@register_strategy
+class DensePassages(PassageStrategy):
+    """Passages ranked by cosine similarity of the configured embedder."""
+
+    name = "dense"
+    summary = "baseline: top passages by vector similarity"
+
+    def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
+        ctx = self.context
+        vector = ctx.embedder.embed_query(question)
+        hits = ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, vector, limit)
+        rows = ctx.graph.read("traversals/chunks_by_id", ids=[h.key for h in hits])
+        scores = {h.key: h.score for h in hits}
+        return [{**r, "score": scores.get(r["chunk_id"], 0.0)} for r in rows]

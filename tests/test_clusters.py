@@ -1,0 +1,184 @@
+"""The ``clusters`` stage against the real Neo4j and vector store, on real MuSiQue paragraphs.
+
+The memory holds the paragraphs of a few MuSiQue questions (supporting and
+distracting ones, so related passages really are related). Each test starts
+from an empty hierarchy (``ClusterStage.clear``) and grows it its own way.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage
+from engramdb.ingestion.stages import StageChunk, StageContext
+from engramdb.platform.errors import InputError
+from engramdb.platform.memory import Memory
+
+QUESTION_COUNT = 4
+
+
+@pytest.fixture(scope="module")
+def corpus(musique_questions: list[dict]) -> list[dict]:
+    seen: dict[str, dict] = {}
+    for q in musique_questions[:QUESTION_COUNT]:
+        for p in q["paragraphs"]:
+            seen.setdefault(p["title"] + p["paragraph_text"], {"title": p["title"], "text": p["paragraph_text"]})
+    return list(seen.values())
+
+
+@pytest.fixture(scope="module")
+def module_memory(tmp_path_factory, neo4j_server, settings, driver, corpus: list[dict]):
+    from pydantic import SecretStr
+
+    cfg = settings.model_copy(update={"home": tmp_path_factory.mktemp("clusters-home"), "neo4j_uri": neo4j_server.bolt_uri,
+                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    mem = Memory(namespace=f"cl{uuid.uuid4().hex[:12]}", settings=cfg)
+    mem.ingest(corpus)
+    yield mem
+    mem.close()
+
+
+def make_stage(memory: Memory, **options) -> ClusterStage:
+    return ClusterStage(StageContext(memory.graph, memory.vectors, memory.embedder, options={"clusters": options}))
+
+
+def all_chunks(stage: ClusterStage) -> list[StageChunk]:
+    rows = stage.context.graph.read("stages/chunks_missing_stage", marker="none@0", limit=100_000)
+    return [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
+
+
+def clusters(stage: ClusterStage) -> dict[str, dict]:
+    return {r["id"]: r for r in stage.context.graph.read("clusters/cluster_rows")}
+
+
+def assert_healthy(stage: ClusterStage, chunks: int) -> dict[str, int]:
+    health = stage.health()
+    assert health["chunks"] == chunks
+    problems = ("unreachable_chunks", "bad_member_edges", "undersized", "wrong_size", "leftovers", "orphan_replicas")
+    assert {k: health[k] for k in problems} == dict.fromkeys(problems, 0), health
+    assert stage.context.vectors.count(CLUSTER_COLLECTION, stage.context.namespace) == health["clusters"]
+    return health
+
+
+def grow_in_batches(stage: ClusterStage, chunks: list[StageChunk], batches: int) -> list:
+    reports = []
+    for i in range(batches):
+        reports.append(stage.run(chunks[i::batches]))
+    return reports
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_batches_give_a_valid_overlapping_hierarchy(module_memory: Memory) -> None:
+    stage = make_stage(module_memory)
+    stage.clear()
+    chunks = all_chunks(stage)
+    reports = grow_in_batches(stage, chunks, 3)
+    health = assert_healthy(stage, len(chunks))
+    assert health["overlapping_chunks"] > 0  # some chunk sits in two level-1 clusters
+    levels = {row["level"]: row for row in stage.level_counts()}
+    assert levels[1]["clusters"] < len(chunks)  # chunks were grouped, not just wrapped one by one
+    assert max(levels) >= 2  # and the groups were grouped again
+    assert all(r.written["links"] > 0 and r.written["summaries"] > 0 for r in reports)
+    for row in clusters(stage).values():
+        assert row["summary"].strip() and row["members"]
+
+
+def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory) -> None:
+    stage = make_stage(module_memory)
+    stage.clear()
+    chunks = all_chunks(stage)
+    stage.run(chunks[:-3])
+    before = clusters(stage)
+    report = stage.run(chunks[-3:])
+    after = clusters(stage)
+    revised = {cid for cid, row in after.items() if cid not in before or row["revision"] != before[cid]["revision"]}
+    assert report.written["summaries"] == len(revised) > 0
+    assert len(revised) < len(before) / 2  # a small batch touches a small part of the hierarchy
+    for cid in set(after) - revised:  # everything else is exactly as it was
+        assert after[cid]["summary"] == before[cid]["summary"]
+        assert sorted(after[cid]["members"]) == sorted(before[cid]["members"])
+    new_ids = {c.id for c in chunks[-3:]}
+    assert all(any(n in after[cid]["members"] for cid in revised) for n in new_ids)
+    assert_healthy(stage, len(chunks))
+
+
+def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_memory: Memory) -> None:
+    stage = make_stage(module_memory)
+    shapes = {}
+    for name, batches, order in (("2 batches", 2, 1), ("5 batches, reversed", 5, -1)):
+        stage.clear()
+        chunks = all_chunks(stage)[::order]
+        grow_in_batches(stage, chunks, batches)
+        assert_healthy(stage, len(chunks))
+        shapes[name] = {row["level"]: row["clusters"] for row in stage.level_counts()}
+    print("clusters per level:", shapes)
+    one, two = shapes.values()
+    assert abs(len(one) - len(two)) <= 1, shapes
+    assert abs(one[1] - two[1]) <= 0.25 * max(one[1], two[1]), shapes
+
+
+def test_growth_continues_in_a_new_process_from_the_stored_state(
+    isolated_settings, namespace: str, corpus: list[dict]
+) -> None:
+    first = Memory(namespace=namespace, settings=isolated_settings)
+    first.ingest(corpus[:40])
+    stage = make_stage(first)
+    before_chunks = all_chunks(stage)
+    stage.run(before_chunks)
+    before = clusters(stage)
+    first.close()  # everything the next batch needs is in Neo4j (and the vectors on disk)
+    second = Memory(namespace=namespace, settings=isolated_settings)
+    try:
+        second.ingest(corpus[40:50])
+        stage = make_stage(second)
+        new = len(all_chunks(stage)) - sum(1 for _ in before_chunks)
+        report = stage.index_namespace()
+        assert report.chunks == new > 0
+        after = clusters(stage)
+        assert_healthy(stage, len(all_chunks(stage)))
+        kept = set(before) & set(after)
+        assert len(kept) > len(before) / 2  # clusters kept their ids while growing
+        assert report.written["summaries"] < len(after)
+    finally:
+        second.close()
+
+
+def test_deleting_a_document_leaves_no_dangling_member(memory: Memory, corpus: list[dict]) -> None:
+    memory.ingest(corpus[:40])
+    stage = make_stage(memory)
+    stage.index_namespace()
+    chunk_count = len(all_chunks(stage))
+    total = len(clusters(stage))
+    victim = max(clusters(stage).values(), key=lambda r: len(r["members"]) if r["level"] == 1 else 0)
+    chunk_id = victim["members"][0]
+    doc_id = chunk_id.rsplit("#", 1)[0]
+    chunk_ids = [r["id"] for r in memory.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
+    stage.delete_document(doc_id, chunk_ids)
+    memory.delete(doc_id)
+    assert stage.last_delete is not None and 0 < stage.last_delete.written["summaries"] < total
+    assert_healthy(stage, chunk_count - len(chunk_ids))
+    assert all(chunk_id not in row["members"] for row in clusters(stage).values())
+
+
+def test_llm_summaries_use_the_chat_model(memory: Memory, corpus: list[dict]) -> None:
+    memory.ingest(corpus[:12])
+    reply = "These passages are about Jacques Rivette's films and the actors who starred in them."
+    model = FakeListChatModel(responses=[reply])
+    context = StageContext(memory.graph, memory.vectors, memory.embedder, chat_model=model)
+    stage = ClusterStage(context)
+    report = stage.index_namespace()
+    rows = clusters(stage)
+    assert report.written["llm_summaries"] == report.written["summaries"] == len(rows) > 0
+    assert {r["summary"] for r in rows.values()} == {reply}
+
+
+def test_bad_settings_are_refused_with_their_name(memory: Memory) -> None:
+    with pytest.raises(InputError, match="theta"):
+        make_stage(memory, theta=2.0)
+    with pytest.raises(InputError, match="unknown_knob"):
+        make_stage(memory, unknown_knob=1)

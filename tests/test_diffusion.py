@@ -1,0 +1,337 @@
+"""The ``gists`` memory stage and the ``diffusion`` strategy on small real memories in Neo4j + Qdrant."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from rich.console import Console
+
+from engramdb.ingestion.extraction_cache import ExtractionCache
+from engramdb.ingestion.gists import (
+    FACT_COLLECTION,
+    GIST_COLLECTION,
+    ChunkGSW,
+    GistStage,
+    Mention,
+    QARef,
+    VerbPhraseGSW,
+    chunk_facts,
+    offline_gist,
+    parse_gist_reply,
+)
+from engramdb.ingestion.stages import StageChunk, StageContext
+from engramdb.platform.memory import Memory
+from engramdb.platform.storage import CHUNK_COLLECTION
+from engramdb.retrieval.diffusion import DiffusionStrategy, snapshot_cache
+from engramdb.retrieval.render import render_result
+from engramdb.retrieval.rerankers import OfflineReranker
+from engramdb.retrieval.results import NA
+from engramdb.retrieval.strategy import AskContext
+
+CORPUS = [
+    {"title": "Big Eyes", "text": "Big Eyes is a 2014 American biographical drama film directed by Tim Burton. "
+     "The film was written by Scott Alexander and Larry Karaszewski. It stars Amy Adams as Margaret Keane."},
+    {"title": "Tim Burton", "text": "Timothy Walter Burton (born August 25, 1958) is an American filmmaker. "
+     "Tim Burton was born in Burbank, California."},
+    {"title": "Burbank, California", "text": "Burbank is a city in Los Angeles County in Southern California. "
+     "Burbank is home to many media and entertainment companies."},
+    {"title": "Johnny Depp", "text": "John Christopher Depp II (born June 9, 1963) is an American actor. "
+     "Johnny Depp was born in Owensboro, Kentucky."},
+    {"title": "Edward Scissorhands", "text": "Edward Scissorhands is a 1990 American fantasy film directed by Tim "
+     "Burton. The film stars Johnny Depp as Edward."},
+    {"title": "Owensboro, Kentucky", "text": "Owensboro is a city in Daviess County, Kentucky. Owensboro is located "
+     "on the Ohio River."},
+]  # fmt: skip
+
+
+def stage_context(memory: Memory, **kwargs) -> StageContext:
+    return StageContext(memory.graph, memory.vectors, memory.embedder, **kwargs)
+
+
+def strategy(memory: Memory, **recipe) -> DiffusionStrategy:
+    context = AskContext(memory.graph, memory.vectors, memory.embedder, OfflineReranker())
+    return DiffusionStrategy(context, DiffusionStrategy.recipe_type(**recipe))
+
+
+def graph_rows(memory: Memory, cypher: str, **params) -> list[dict]:
+    """Test-side inspection of the graph (the product's own queries live in cypher/)."""
+    records, _, _ = memory.driver.execute_query(cypher, {"namespace": memory.namespace, **params})
+    return [r.data() for r in records]
+
+
+@pytest.fixture(scope="module")
+def films(tmp_path_factory, neo4j_server, settings, driver):
+    """Six short film/people/place passages, ingested offline and indexed by the gists stage."""
+    from pydantic import SecretStr
+
+    home = tmp_path_factory.mktemp("diffusion-home")
+    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
+                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    mem = Memory(namespace=f"dif{uuid.uuid4().hex[:12]}", settings=cfg)
+    mem.ingest(CORPUS)
+    report = GistStage(stage_context(mem)).index_namespace()
+    yield mem, report
+    mem.close()
+
+
+# --------------------------------------------------------------------------- the stage
+
+
+def test_stage_writes_a_gist_per_chunk_facts_and_their_vectors(films) -> None:
+    memory, report = films
+    chunks = graph_rows(
+        memory, "MATCH (c:Chunk {namespace: $namespace}) RETURN c.id AS id, c.doc_id AS doc_id"
+    )
+    gists = graph_rows(
+        memory,
+        "MATCH (c:Chunk {namespace: $namespace})-[:HAS_GIST]->(g:Gist {namespace: $namespace}) "
+        "RETURN c.id AS chunk, g.id AS id, g.text AS text, g.doc_id AS doc_id",
+    )
+    assert len(chunks) == len(CORPUS) and sorted(g["chunk"] for g in gists) == sorted(c["id"] for c in chunks)
+    assert all(g["text"].strip() for g in gists)
+    assert report.failures == [] and report.written["gists"] == len(chunks)
+    # every gist mention points at an entity its own chunk mentions
+    stray = graph_rows(
+        memory,
+        "MATCH (c:Chunk {namespace: $namespace})-[:HAS_GIST]->(g:Gist)-[:MENTIONS]->(e:Entity) "
+        "WHERE NOT (c)-[:MENTIONS]->(e) RETURN g.id AS gist, e.id AS entity",
+    )
+    assert stray == []
+    mentions = graph_rows(
+        memory, "MATCH (g:Gist {namespace: $namespace})-[m:MENTIONS]->(e:Entity) RETURN count(m) AS n"
+    )
+    assert mentions[0]["n"] == report.written["gist_mentions"] > 0
+    # one fact vector per verb phrase with entities, one gist vector per chunk
+    verb_phrases = graph_rows(
+        memory,
+        "MATCH (v:VerbPhrase {namespace: $namespace}) WHERE EXISTS { (:Entity)-[:ROLE_IN]->(v) } RETURN v.id AS id",
+    )
+    assert (
+        memory.vectors.count(FACT_COLLECTION, memory.namespace)
+        == len(verb_phrases)
+        == report.written["facts"]
+    )
+    assert memory.vectors.count(GIST_COLLECTION, memory.namespace) == len(chunks)
+    hit = memory.vectors.search(
+        FACT_COLLECTION, memory.namespace, memory.embedder.embed_query("Who directed Big Eyes?"), 1
+    )[0]
+    assert (
+        hit.key.startswith("fact:")
+        and "Tim Burton" in hit.payload["text"]
+        and "Big Eyes" in hit.payload["text"]
+    )
+    entity_ids = {
+        r["id"] for r in graph_rows(memory, "MATCH (e:Entity {namespace: $namespace}) RETURN e.id AS id")
+    }
+    assert set(hit.payload["entity_ids"]) <= entity_ids and hit.payload["chunk_id"] in {
+        c["id"] for c in chunks
+    }
+    assert GistStage(stage_context(memory)).missing() == 0  # every chunk carries the stage's marker
+
+
+def test_offline_gist_verbalises_facts_with_subject_from_the_qa_pairs() -> None:
+    names = {
+        "j": "Journal of Small Business Management",
+        "w": "Wiley-Blackwell",
+        "y": "1963",
+        "g": "George T. Solomon",
+    }
+    mentions = tuple(Mention(k, v, "THING", v, ()) for k, v in names.items())
+    gsw = ChunkGSW("c1", "d1", mentions, (
+        VerbPhraseGSW("c1/v1", "is published by", ("j", "w"), (
+            QARef("What is published by Wiley-Blackwell?", ("w",), "j"),
+            QARef("Who published Journal of Small Business Management?", ("j",), "w"))),
+        VerbPhraseGSW("c1/v2", "was published", ("j", "y"), (
+            QARef("When was Journal of Small Business Management published?", ("j",), "y"),)),
+        VerbPhraseGSW("c1/v10", "is the editor of", ("g", "j"), (
+            QARef("Who is the editor of Journal of Small Business Management?", ("j",), "g"),)),
+    ))  # fmt: skip
+    facts = chunk_facts(gsw)
+    assert [f.text for f in facts] == [
+        "Journal of Small Business Management is published by Wiley-Blackwell.",
+        "Journal of Small Business Management was published in 1963.",
+        "George T. Solomon is the editor of Journal of Small Business Management.",
+    ]
+    assert facts[2].subject_ids == ("g",) and facts[2].object_ids == ("j",)
+    chunk = StageChunk("c1", "d1", "JSBM", "The journal was first published in 1963.", 0)
+    gist = offline_gist(chunk, gsw, facts)
+    assert gist.text.startswith("Journal of Small Business Management is published by Wiley-Blackwell.")
+    assert set(gist.entity_ids) == {"j", "w", "y", "g"}
+    # no verb phrases: the passage's first sentences, never an empty gist
+    bare = ChunkGSW("c2", "d1", mentions[:1], ())
+    lead = offline_gist(StageChunk("c2", "d1", "T", "First one here. Second one. Third one.", 1), bare, [])
+    assert lead.text == "First one here. Second one." and lead.method == "offline-lead"
+
+
+@pytest.mark.parametrize(
+    "reply, problem",
+    [("not json at all", "JSON"), ('{"summary": "x"}', "exactly the key"), ('{"gist": "  "}', "non-empty"),
+     ('["a"]', "JSON object"), ('{"gist": "x", "notes": "y"}', "exactly the key")],
+)  # fmt: skip
+def test_gist_replies_are_parsed_strictly(reply: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_gist_reply(reply, "A short passage.")
+    assert (
+        parse_gist_reply('{"gist": "Tim Burton  directed Big Eyes."}', "x") == "Tim Burton directed Big Eyes."
+    )
+
+
+def test_llm_gists_are_cached_and_failures_recorded_per_chunk(memory: Memory, tmp_path) -> None:
+    memory.ingest(CORPUS[:2])
+    cache = ExtractionCache(tmp_path / "gists.sqlite")
+    good = json.dumps({"gist": "Tim Burton directed Big Eyes. Big Eyes stars Amy Adams."})
+    # the first chunk asked gets a good gist; the second two unusable replies; then the model has no more
+    # replies, so the stage's retry of the failed chunk within the same run fails as a call error
+    replies = iter([AIMessage(good), AIMessage("sorry, no JSON"), AIMessage('{"gist": ""}')])
+    model = GenericFakeChatModel(messages=replies)
+    stage = GistStage(
+        stage_context(memory, chat_model=model, options={"gist_cache": cache, "llm_concurrency": 1})
+    )
+    report = stage.index_namespace()
+    assert len({chunk for chunk, _ in report.failures}) == 1
+    assert "after 2 attempts" in report.failures[0][1] and "non-empty" in report.failures[0][1]
+    failed_chunk = report.failures[0][0]
+    rows = graph_rows(memory, "MATCH (g:Gist {namespace: $namespace}) RETURN g.chunk_id AS chunk, g.text AS text, "
+                              "g.method AS method")  # fmt: skip
+    by_chunk = {r["chunk"]: r for r in rows}
+    assert len(by_chunk) == 2
+    assert "LLM gist failed" in by_chunk[failed_chunk]["method"] and by_chunk[failed_chunk]["text"]
+    ok_chunk = next(c for c in by_chunk if c != failed_chunk)
+    assert by_chunk[ok_chunk]["text"] == json.loads(good)["gist"] and by_chunk[ok_chunk]["method"].startswith(
+        "llm:"
+    )
+    assert stage.missing() == 1  # the failed chunk stays unmarked, to be asked again
+    assert cache.count(memory.namespace) == 1
+    # a second run only retries the failed chunk; the good gist comes from the cache, never the model
+    retry = GistStage(stage_context(memory, chat_model=FakeListChatModel(responses=[good]),
+                                    options={"gist_cache": cache}))  # fmt: skip
+    second = retry.index_namespace()
+    assert second.chunks == 1 and second.failures == [] and retry.missing() == 0
+
+
+# --------------------------------------------------------------------------- the strategy
+
+
+def test_ask_returns_passages_paired_with_gists_and_resolving_citations(films) -> None:
+    memory, _ = films
+    result = strategy(memory).ask("Where was the director of Big Eyes born?")
+    passages = [e for e in result.evidence if e.kind == "passage"]
+    assert len(passages) == 5 and result.strategy == "diffusion"
+    for i, e in enumerate(result.evidence):
+        if e.kind == "gist":  # each gist directly follows its passage and points back at it
+            assert (
+                result.evidence[i - 1].kind == "passage"
+                and e.metadata["passage_id"] == result.evidence[i - 1].id
+            )
+    titles = [e.metadata["title"] for e in passages]
+    assert {"Big Eyes", "Tim Burton"} <= set(titles[:3])
+    stored = {
+        r["chunk_id"]: r for r in memory.graph.read("traversals/chunks_by_id", ids=[e.id for e in passages])
+    }
+    assert set(stored) == {e.id for e in passages}
+    cited = {c.chunk_id: c for c in result.citations}
+    for e in passages:
+        assert (
+            cited[e.id].doc_id == stored[e.id]["doc_id"] == e.doc_id
+            and cited[e.id].title == e.metadata["title"]
+        )
+    details = result.details
+    assert details.facts and details.entities and len(details.passages) == 5
+    for p in details.passages:  # both CogniRank components are reported and add up
+        assert p["score"] == pytest.approx(0.95 * p["diffusion_norm"] + 0.05 * p["dense_norm"], abs=1e-9)
+    assert all(w["converged"] for w in details.walks)
+    offline = details.offline_answer
+    assert 0.0 <= offline["threshold"] <= 1.0
+    assert result.answer == (offline["answer"] if offline["score"] >= offline["threshold"] else NA)
+    console = Console(record=True, width=200)
+    render_result(console, result, trace=True)
+    shown = console.export_text()
+    assert "fact" in shown and "entity" in shown and "ε·" in shown
+
+
+def test_offline_answer_is_the_best_qa_pair_of_the_top_passages(films) -> None:
+    memory, _ = films
+    result = strategy(memory).ask("Who directed Big Eyes?")
+    assert result.answer == "Tim Burton"
+    assert result.details.offline_answer["chunk_id"] in {e.id for e in result.evidence if e.kind == "passage"}
+
+
+def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
+    memory, _ = films
+    result = strategy(memory).ask("Which film came out first, Big Eyes or Edward Scissorhands?")
+    assert len(result.decomposition) == 2 and result.decomposed_by == "offline"
+    details = result.details
+    assert len(details.sub_questions) == 2 and len(details.walks) == 2
+    passages = [e for e in result.evidence if e.kind == "passage"]
+    first_two = {e.metadata["title"] for e in passages[:2]}
+    next_two = {e.metadata["title"] for e in passages[2:4]}
+    assert "Big Eyes" in first_two and "Edward Scissorhands" in next_two
+    no_split = strategy(memory, split=False).ask(
+        "Which film came out first, Big Eyes or Edward Scissorhands?"
+    )
+    assert no_split.decomposition == [] and len(no_split.details.walks) == 1
+
+
+def test_llm_answers_from_passages_and_gists(films) -> None:
+    memory, _ = films
+    model = FakeListChatModel(responses=['{"sequences": [["Who directed Big Eyes?"]]}', "Tim Burton"])
+    context = AskContext(memory.graph, memory.vectors, memory.embedder, OfflineReranker(), chat_model=model)
+    result = DiffusionStrategy(context).ask("Who directed Big Eyes?")
+    assert result.answer == "Tim Burton" and result.answered_by == "llm"
+    assert {e.kind for e in result.evidence} == {"passage", "gist"}
+
+
+def test_deleting_a_document_removes_its_gists_facts_vectors_and_walk_nodes(memory: Memory) -> None:
+    memory.ingest(CORPUS[:4])
+    stage = GistStage(stage_context(memory))
+    stage.index_namespace()
+    ask = strategy(memory)
+    before = ask.ask("Where was Johnny Depp born?")
+    assert before.details.snapshot["rebuilt"]
+    doc = graph_rows(
+        memory, "MATCH (d:Document {namespace: $namespace, title: 'Johnny Depp'}) RETURN d.id AS id"
+    )[0]["id"]
+    chunk_ids = [r["id"] for r in memory.graph.read("stages/document_chunk_ids", doc_id=doc)]
+    only_depp = graph_rows(
+        memory,
+        "MATCH (c:Chunk {namespace: $namespace})-[:MENTIONS]->(e:Entity) WITH e, collect(c.doc_id) AS docs "
+        "WHERE docs = [$doc] RETURN e.id AS id", doc=doc,
+    )  # fmt: skip
+    assert only_depp and memory.vectors.count(FACT_COLLECTION, memory.namespace, where={"doc_id": doc}) > 0
+    snapshot, _ = snapshot_cache(memory.graph, memory.vectors).current(
+        memory.graph, memory.vectors, memory.embedder.dim
+    )
+    assert set(chunk_ids) <= set(snapshot.chunk_ids) and {r["id"] for r in only_depp} <= set(
+        snapshot.entity_ids
+    )
+
+    stage.delete_document(doc, chunk_ids)
+    memory.delete(doc)
+
+    assert (
+        graph_rows(memory, "MATCH (g:Gist {namespace: $namespace}) WHERE g.doc_id = $doc RETURN g", doc=doc)
+        == []
+    )
+    assert len(graph_rows(memory, "MATCH (g:Gist {namespace: $namespace}) RETURN g.id AS id")) == 3
+    for collection in (FACT_COLLECTION, GIST_COLLECTION, CHUNK_COLLECTION):
+        assert memory.vectors.count(collection, memory.namespace, where={"doc_id": doc}) == 0
+    after = ask.ask("Where was Johnny Depp born?")
+    assert after.details.snapshot["rebuilt"]  # the walk graph noticed the delete
+    snapshot, rebuilt = snapshot_cache(memory.graph, memory.vectors).current(
+        memory.graph, memory.vectors, memory.embedder.dim
+    )
+    assert not rebuilt  # and is reused while memory stays unchanged
+    assert not set(chunk_ids) & set(snapshot.chunk_ids)
+    assert not {r["id"] for r in only_depp} & set(snapshot.entity_ids)
+    assert doc not in {e.doc_id for e in after.evidence}
+    assert not [
+        f for f in after.details.facts if any(f["fact_id"].startswith(f"fact:{c}/") for c in chunk_ids)
+    ]
+
+    memory.ingest(CORPUS[3:4])  # ingest is noticed too
+    again = ask.ask("Where was Johnny Depp born?")
+    assert again.details.snapshot["rebuilt"] and again.details.snapshot["chunks"] == 4
