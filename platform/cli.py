@@ -31,12 +31,14 @@ if TYPE_CHECKING:
     from engramdb.platform.memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
-console = Console()
-err_console = Console(stderr=True)
+# Soft wrap: a long path or id stays one line (the terminal folds it), so it can be copied whole.
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 #: Commands that write memory: after a lost store, running them again resumes the work.
 RESUMABLE_COMMANDS = {"ingest": "rerun the ingest to resume where it stopped", "eval": "rerun eval to resume"}
 #: The failure reason column of `engramdb documents` (the JSON output keeps it whole).
 REASON_WIDTH = 60
+TITLE_WIDTH = 40
 #: Other namespaces named in the "this namespace is empty" hint.
 NAMESPACES_SHOWN = 8
 
@@ -66,7 +68,7 @@ def friendly_errors(func: F) -> F:
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     sys.exit(1)
 
 
@@ -364,12 +366,12 @@ def stats(ctx: Context, as_json: bool) -> None:
         return
     console.print(stats_table(data))
     if empty_hint:
-        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False)
     for status, advice in (("failed", "shows why"), ("pending", "lists them (an interrupted ingest)")):
         if data.get(f"documents_{status}"):
             err_console.print(f"[yellow]note:[/] {data[f'documents_{status}']} documents {status}: "
                               f"`engramdb documents --status {status}` {advice}; rerun the ingest to finish them",
-                              highlight=False, soft_wrap=True)  # fmt: skip
+                              highlight=False)  # fmt: skip
 
 
 def stats_table(data: dict[str, Any]) -> Table:
@@ -417,7 +419,7 @@ def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool
         click.echo(json.dumps(rows, indent=2, default=str))
         return
     if empty_hint:
-        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/] {escape(empty_hint)}", highlight=False)
         return
     total = counts.get(status, 0) if status else sum(counts.values())
     if not rows:
@@ -430,18 +432,20 @@ def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool
 
 
 def documents_table(rows: list[dict[str, Any]], namespace: str) -> Table:
-    """Documents as a table; titles, ids and reasons are shown literally (never as markup)."""
+    """Documents as a table; titles, ids and reasons are shown literally (never as markup).
+
+    Titles and reasons are cut here, not by rich: a no-wrap column claims its whole
+    width, and rich would then squeeze the id column away in a narrow terminal. Every
+    column folds instead, so an id is never cut (it is what `delete` needs).
+    """
     table = Table(title=f"documents — namespace {escape(repr(namespace))}")
-    table.add_column("id", overflow="fold")
-    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=40)
-    table.add_column("status")
-    table.add_column("chunks", justify="right")
-    table.add_column("QA pairs", justify="right")
-    table.add_column("failure reason", overflow="ellipsis", no_wrap=True)
+    for name in ("id", "title", "status", "chunks", "QA pairs", "failure reason"):
+        table.add_column(name, overflow="fold", justify="right" if name in ("chunks", "QA pairs") else "left")
     styles = {"done": "green", "pending": "yellow", "failed": "red"}
     for row in rows:
         table.add_row(
-            Text(row["id"]), Text(row["title"] or ""), Text(str(row["status"]), style=styles.get(row["status"], "")),
+            Text(row["id"]), Text(shorten(row["title"] or "", TITLE_WIDTH)),
+            Text(str(row["status"]), style=styles.get(row["status"], "")),
             _count(row["chunks"]), _count(row["qa_pairs"]), Text(shorten(row["error"] or "", REASON_WIDTH)),
         )  # fmt: skip
     return table

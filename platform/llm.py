@@ -59,7 +59,8 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     except ImportError as exc:
         raise ConfigError(f"llm {settings.llm!r} needs {module_name}: pip install '{extra}'") from exc
     chat_class = getattr(module, class_name)
-    return chat_class(model=model, api_key=key.get_secret_value(), temperature=0)
+    # Retries are engramdb's (invoke_with_retry: backoff, then a clear error), not the SDK's as well.
+    return chat_class(model=model, api_key=key.get_secret_value(), temperature=0, max_retries=0)
 
 
 def model_name(model: BaseChatModel) -> str:

@@ -2,8 +2,9 @@
 
 The recipe's defaults are the paper's (beam width 5, entity top-k 20,
 reranked QA top-k 15). Sub-questions come from the caller, the LLM
-decomposer, or the offline rules; if the LLM's decomposition is unusable the
-offline rules take over and the result says so (``decomposed_by``).
+decomposer, or the offline rules; if the LLM's decomposition is unusable (or
+the provider keeps failing) the offline rules take over and the result says so
+(``decomposed_by``); the same holds for the answer (``answered_by``).
 """
 
 from __future__ import annotations
@@ -51,9 +52,13 @@ class ChainStrategy(AskStrategy):
         r = self.recipe
         model = context.chat_model
         use_llm = model is not None and context.decomposition in ("auto", "llm")
-        self.decomposer: LLMDecomposer | OfflineDecomposer = LLMDecomposer(model) if use_llm else OfflineDecomposer()  # type: ignore[arg-type]
-        self.offline_decomposer = OfflineDecomposer() if use_llm else None
-        self.answerer: LLMAnswerer | OfflineAnswerer = LLMAnswerer(model) if model is not None else OfflineAnswerer(r.na_threshold)
+        offline_answerer = OfflineAnswerer(r.na_threshold)
+        self.decomposer: LLMDecomposer | OfflineDecomposer = (
+            LLMDecomposer(model, fallback=OfflineDecomposer()) if use_llm and model is not None else OfflineDecomposer()
+        )
+        self.answerer: LLMAnswerer | OfflineAnswerer = (
+            LLMAnswerer(model, evidence_floor=r.na_threshold, fallback=offline_answerer) if model is not None else offline_answerer
+        )
         hops = HopRetriever(context.graph, context.vectors, HopSettings(r.entity_top_k, r.qa_per_entity, r.dense_top_k))
         self.search = ChainSearch(hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k))
 
@@ -81,7 +86,7 @@ class ChainStrategy(AskStrategy):
         return AskResult(
             question=question, answer=answer.text, evidence=evidence, citations=cited,
             decomposition=[list(s) for s in decomp.sequences], evidence_tokens=evidence_tokens(evidence),
-            timings=timings, strategy=self.name, answered_by=self.answerer.name, decomposed_by=decomposed_by,
+            timings=timings, strategy=self.name, answered_by=answer.source, decomposed_by=decomposed_by,
             details=ChainDetails(chains=chains, trace=outcome.trace),
         )  # fmt: skip
 
@@ -94,13 +99,8 @@ class ChainStrategy(AskStrategy):
                 return given, "given"
             if given is not None:
                 return make_decomposition(given), "given"
-            try:
-                decomp = self.decomposer.decompose(question)
-                return decomp, decomp.source
-            except DecompositionError as exc:
-                if self.offline_decomposer is None:
-                    raise
-                return self.offline_decomposer.decompose(question), f"offline (LLM decomposition unusable: {exc})"
+            decomp = self.decomposer.decompose(question)  # an unusable LLM reply falls back, and says so
+            return decomp, decomp.source
         finally:
             timings["decompose"] = time.perf_counter() - t0
 

@@ -18,9 +18,10 @@ The answer rests on the final memory: with an LLM, the points' descriptions
 plus the chunks of their entities; offline, the best QA answer inside the
 evidence points, or ``N/A``.
 
-**Offline path** (deterministic). Sub-queries: local ones for the most
-relevant points not investigated yet, a global one from the question's words
-no relevant point covers yet. Insert = retrieved facts grouped by their exact
+**Offline path** (deterministic). The open concern is the question's words
+that no relevant point covers yet; it becomes a local sub-query around each of
+the most relevant points not investigated yet (their entities anchor it) and a
+global one. Insert = retrieved facts grouped by their exact
 entity set; update = new facts over exactly an existing point's entities;
 merge = relevant points whose entity sets overlap strongly (overlap
 coefficient ``merge_overlap``). Memory suffices when every content word of the
@@ -437,22 +438,27 @@ def offline_merge(memory: WorkingMemory, floor: float, step: int, overlap: float
 def offline_plan(
     question: str, memory: WorkingMemory, floor: float, investigated: set[frozenset[str]], local_points: int
 ) -> tuple[bool, list[SubQuery]]:
-    """Offline sufficiency and sub-queries: local around relevant points, global for uncovered words."""
+    """Offline sufficiency and sub-queries.
+
+    The open concern is the question's content words that no relevant point
+    covers yet (in its description or its entities' names); none left means
+    memory suffices. Otherwise the concern is looked for around each of the
+    most relevant points not investigated yet (local) and beyond memory (global).
+    """
     relevant = [p for p in memory.ranked() if p.relevance > floor]
     covered = content_words(" ".join([p.description for p in relevant]
                                      + [memory.names.get(e, "") for p in relevant for e in p.entity_ids]))  # fmt: skip
     missing = content_words(question) - covered
     if relevant and not missing:
         return True, []
-    subs = [
-        SubQuery("local", question, p.label) for p in relevant if frozenset(p.entity_ids) not in investigated
-    ][:local_points]
+    words = [
+        w for w in re.findall(r"[\w'’.-]+", question) if content_words(w) and content_words(w) <= missing
+    ]
+    concern = " ".join(dict.fromkeys(words)) or question
+    fresh = [p for p in relevant if frozenset(p.entity_ids) not in investigated]
+    subs = [SubQuery("local", concern, p.label) for p in fresh[:local_points]]
     if missing:
-        words = [
-            w for w in question.replace("?", " ").split() if content_words(w) and content_words(w) <= missing
-        ]
-        if words:
-            subs.append(SubQuery("global", " ".join(dict.fromkeys(words))))
+        subs.append(SubQuery("global", concern))
     return False, subs
 
 

@@ -53,16 +53,18 @@ class PassageStrategy(AskStrategy):
         timings = {"retrieve": time.perf_counter() - started}
         evidence = passage_evidence(rows)
         answer: str | None = None
+        answered_by = "none (retrieval only)"
         if self.answerer is not None:
             t0 = time.perf_counter()
-            answer = self.answerer.answer_texts(question, [e.text for e in evidence]).text
+            reply = self.answerer.answer_texts(question, [e.text for e in evidence])
+            answer, answered_by = reply.text, reply.source
             timings["answer"] = time.perf_counter() - t0
         cited = citations(self.context.graph, evidence)
         timings["total"] = time.perf_counter() - started
         return AskResult(
             question=question, answer=answer, evidence=evidence, citations=cited, decomposition=[],
             evidence_tokens=evidence_tokens(evidence), timings=timings, strategy=self.name,
-            answered_by="llm" if self.answerer else "none (retrieval only)",
+            answered_by=answered_by,
             details=PassageDetails(method=self.name, scores=[{"chunk_id": e.id, "score": e.score} for e in evidence]),
         )  # fmt: skip
 

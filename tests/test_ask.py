@@ -9,10 +9,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from engramdb.platform.memory import Memory
-from engramdb.retrieval.answering import NA, LLMAnswerer, parse_answer
-from engramdb.retrieval.ask import Asker
-from engramdb.retrieval.decomposition import LLMDecomposer, from_musique
-from engramdb.retrieval.rerankers import OfflineReranker
+from engramdb.retrieval.answering import NA, parse_answer
+from engramdb.retrieval.decomposition import from_musique
 
 #: How many MuSiQue questions (with all their paragraphs) the module's memory holds.
 QUESTION_COUNT = 6
@@ -98,27 +96,26 @@ def test_llm_decomposition_and_answer_with_fake_models(musique_memory: Memory, q
         '```json\n{"sequences": [["What company published Journal of Psychotherapy Integration?", '
         '"Who was the first president of <ENTITY_Q1>?"]]}\n```'
     ])  # fmt: skip
-    answer_model = FakeListChatModel(responses=["Answer: G. Stanley Hall"])
-    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
-                  decomposer=LLMDecomposer(decomposer_model), answerer=LLMAnswerer(answer_model))  # fmt: skip
-    result = asker.ask(questions[0]["question"])
+    decomposer_model.responses.append('{"answer": "G. Stanley Hall", "supported": true}')
+    chain = musique_memory.strategy("chain", chat_model=decomposer_model, decomposition="llm")
+    result = chain.ask(questions[0]["question"])
     assert result.decomposition == [["What company published Journal of Psychotherapy Integration?",
                                      "Who was the first president of <ENTITY_Q1>?"]]  # fmt: skip
-    assert result.answer == "G. Stanley Hall" and result.answered_by == "llm"
+    assert result.answer == "G. Stanley Hall" and result.answered_by == "llm" and result.decomposed_by == "llm"
 
 
 def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memory) -> None:
-    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
-                  decomposer=LLMDecomposer(FakeListChatModel(responses=["sure! here are the steps"])))  # fmt: skip
-    result = asker.ask("What company published Journal of Psychotherapy Integration?")
-    assert result.timings.get("decompose_fallback") == 1.0
+    model = FakeListChatModel(responses=["sure! here are the steps"])
+    chain = musique_memory.strategy("chain", chat_model=model, decomposition="llm")
+    result = chain.ask("What company published Journal of Psychotherapy Integration?")
+    assert result.decomposed_by.startswith("offline-fallback")
     assert result.evidence
 
 
 def test_llm_answer_na_when_model_declines(musique_memory: Memory) -> None:
-    asker = Asker(musique_memory.graph, musique_memory.vectors, musique_memory.embedder, OfflineReranker(),
-                  answerer=LLMAnswerer(FakeListChatModel(responses=["N/A"])))  # fmt: skip
-    assert asker.ask("What company published Journal of Psychotherapy Integration?").answer == NA
+    chain = musique_memory.strategy("chain", chat_model=FakeListChatModel(responses=["N/A"]), decomposition="offline")
+    result = chain.ask("What company published Journal of Psychotherapy Integration?")
+    assert result.answer == NA and result.answered_by == "llm" and result.decomposed_by == "offline"
 
 
 @pytest.mark.parametrize(
@@ -139,5 +136,5 @@ def test_retrievers_return_evidence_with_metadata(musique_memory: Memory) -> Non
     assert docs and docs[0].metadata["title"] and docs[0].metadata["qa_id"]
     assert docs[0].page_content.startswith("Q: ")
     nodes = EngramLlamaIndexRetriever(musique_memory).retrieve(question)
-    assert [n.node.node_id for n in nodes] == [d.metadata["qa_id"] for d in docs]
+    assert [n.node.node_id for n in nodes] == [f"qa_pair:{d.metadata['qa_id']}" for d in docs]
     assert nodes[0].score == docs[0].metadata["score"]

@@ -148,7 +148,7 @@ def test_paths_and_homes_with_markup_are_printed_literally(cli_env, tmp_path: Pa
     home = tmp_path / "[/]" / "[bold]home"
     shown = run({**cli_env, "ENGRAMDB_HOME": str(home)}, "config", "show")
     assert shown.exit_code == 0 and f"home                     {home}" in shown.output
-    local = {**cli_env, "ENGRAMDB_HOME": str(home), "ENGRAMDB_NEO4J_URI": None, "COLUMNS": "300"}
+    local = {**cli_env, "ENGRAMDB_HOME": str(home), "ENGRAMDB_NEO4J_URI": None}
     status = run(local, "neo4j", "status")  # a home with no server: "not running" (exit 3)
     assert status.exit_code == 3 and f"home:      {home}" in status.output
     assert not home.exists()  # looking did not create the home

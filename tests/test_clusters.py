@@ -17,7 +17,7 @@ from engramdb.ingestion.stages import StageChunk, StageContext
 from engramdb.platform.errors import InputError
 from engramdb.platform.memory import Memory
 
-QUESTION_COUNT = 4
+QUESTION_COUNT = 3
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_growth_continues_in_a_new_process_from_the_stored_state(
     isolated_settings, namespace: str, corpus: list[dict]
 ) -> None:
     first = Memory(namespace=namespace, settings=isolated_settings)
-    first.ingest(corpus[:40])
+    first.ingest(corpus[:20])
     stage = make_stage(first)
     before_chunks = all_chunks(stage)
     stage.run(before_chunks)
@@ -134,7 +134,7 @@ def test_growth_continues_in_a_new_process_from_the_stored_state(
     first.close()  # everything the next batch needs is in Neo4j (and the vectors on disk)
     second = Memory(namespace=namespace, settings=isolated_settings)
     try:
-        second.ingest(corpus[40:50])
+        second.ingest(corpus[20:26])
         stage = make_stage(second)
         new = len(all_chunks(stage)) - sum(1 for _ in before_chunks)
         report = stage.index_namespace()
@@ -149,7 +149,7 @@ def test_growth_continues_in_a_new_process_from_the_stored_state(
 
 
 def test_deleting_a_document_leaves_no_dangling_member(memory: Memory, corpus: list[dict]) -> None:
-    memory.ingest(corpus[:40])
+    memory.ingest(corpus[:20])
     stage = make_stage(memory)
     stage.index_namespace()
     chunk_count = len(all_chunks(stage))
@@ -166,7 +166,7 @@ def test_deleting_a_document_leaves_no_dangling_member(memory: Memory, corpus: l
 
 
 def test_llm_summaries_use_the_chat_model(memory: Memory, corpus: list[dict]) -> None:
-    memory.ingest(corpus[:12])
+    memory.ingest(corpus[:6])
     reply = "These passages are about Jacques Rivette's films and the actors who starred in them."
     model = FakeListChatModel(responses=[reply])
     context = StageContext(memory.graph, memory.vectors, memory.embedder, chat_model=model)

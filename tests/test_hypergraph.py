@@ -31,6 +31,7 @@ from engramdb.retrieval.hypergraph_memory import (
     new_query_id,
     render_memory_run,
 )
+from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
 from engramdb.retrieval.strategy import AskContext
@@ -103,6 +104,10 @@ def test_two_hop_question_is_answered_from_memory_points_of_both_documents(hg_me
     assert all(len(op["entities"]) >= 2 for s in details.steps for op in s.operations)
     assert step0.facts  # trace keeps the retrieved facts
     assert result.evidence_tokens > 0 and result.timings["total"] > 0
+    console = Console(record=True, width=200)
+    render_result(console, result, trace=True)
+    printed = console.export_text()
+    assert "memory step 0" in printed and "merge" in printed and "Answer: G. Stanley Hall" in printed
 
 
 def test_offline_runs_are_deterministic(hg_memory: Memory) -> None:

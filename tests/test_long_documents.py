@@ -2,7 +2,7 @@
 
 A long document used to be one write transaction (and one in-memory pile of
 GSWs, vectors and rows), which Neo4j refused past its transaction memory limit.
-These tests ingest a generated ~100 KB chronicle (about 45 chunks) offline with
+These tests ingest a generated ~40 KB chronicle (about 17 chunks) offline with
 a small part size, so it takes several transactions, as a multi-megabyte
 document would with the default part size (``benchmarks/bench_long_document.py``
 measures the real size).
@@ -20,7 +20,7 @@ from engramdb.ingestion.documents import Document, make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
 from engramdb.platform.memory import Memory
 
-PART = 6  # chunks per write transaction in these tests (the default is 128)
+PART = 3  # chunks per write transaction in these tests (the default is 128)
 _FIRST = "Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana".split()
 _LAST = "Ashdown Blackwood Dunmore Fairleigh Greaves Holloway Jessop Lockhart Northcott Pemberton".split()
 _PLACES = "Port Selwyn|Eastmarch|Harrowgate|Lindenfall|Mirecourt|Oakhollow|Ravensmoor|Saltcombe".split("|")
@@ -55,7 +55,7 @@ def chronicle(n_chars: int, seed: int = 3) -> str:
 
 @pytest.fixture(scope="module")
 def long_document() -> Document:
-    return make_document(chronicle(100_000), title="A Chronicle of Eastmarch", id="chronicle")
+    return make_document(chronicle(40_000), title="A Chronicle of Eastmarch", id="chronicle")
 
 
 @pytest.fixture
