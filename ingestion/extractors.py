@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from langchain_core.language_models import BaseChatModel
+
 from engramdb.ingestion.gsw import GSW, Dropped
 from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 from engramdb.platform.config import Settings
@@ -73,11 +75,11 @@ class OfflineGSWExtractor:
         return [Extraction(gsw=g) for g in self.rules.extract_many([j.chunk for j in jobs])]
 
 
-def make_extractor(settings: Settings, namespace: str) -> Extractor:
-    """The LLM extractor when an LLM is configured, else the offline rules."""
+def make_extractor(settings: Settings, namespace: str, chat_model: BaseChatModel | None = None) -> Extractor:
+    """The LLM extractor when a chat model is given or configured, else the offline rules."""
     from engramdb.platform.llm import make_chat_model
 
-    model = make_chat_model(settings)
+    model = chat_model if chat_model is not None else make_chat_model(settings)
     if model is None:
         return OfflineGSWExtractor()
     from engramdb.ingestion.extraction_cache import ExtractionCache

@@ -65,7 +65,9 @@ def _key(name: str) -> AliasChoices:
 class Settings(BaseSettings):
     """Everything engramdb can be configured with; see ``engramdb config show``."""
 
-    model_config = SettingsConfigDict(env_prefix="ENGRAMDB_", extra="forbid", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAMDB_", extra="forbid", populate_by_name=True, env_nested_delimiter="__"
+    )
 
     home: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("engramdb")),
@@ -100,7 +102,11 @@ class Settings(BaseSettings):
 
     # Models.
     embedder: str = Field("offline", description="'offline' or 'voyage:<model>'.")
-    llm: str | None = Field(None, description="'<provider>:<model>' for a langchain chat model.")
+    llm: str | None = Field(
+        None,
+        description="'<provider>:<model>': openai, anthropic, ollama (local) or openai-compatible (vLLM, llama.cpp).",
+    )
+    llm_base_url: str | None = Field(None, description="Server URL for ollama / openai-compatible models.")
     llm_concurrency: int = Field(4, ge=1, le=64, description="Parallel LLM calls during ingestion.")
     llm_repair_pass: bool = Field(False, description="Second LLM pass that completes each extracted GSW.")
     ingest_batch_size: int = Field(64, ge=1, le=5000, description="Documents per write transaction.")
@@ -113,6 +119,11 @@ class Settings(BaseSettings):
     voyage_api_key: SecretStr | None = Field(None, validation_alias=_key("VOYAGE_API_KEY"))
     openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key("ANTHROPIC_API_KEY"))
+
+    ask: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-strategy recipe overrides: [ask.chain] beam_width = 8, or ENGRAMDB_ASK__CHAIN__BEAM_WIDTH=8.",
+    )
 
     @field_validator("namespace")
     @classmethod

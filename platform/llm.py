@@ -33,10 +33,26 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import ConfigError, LLMError
 
+@dataclass(frozen=True)
+class Provider:
+    """How one ``llm`` provider prefix becomes a langchain chat model."""
+
+    module: str
+    chat_class: str
+    extra: str
+    key_field: str | None = None  # Settings field holding the API key (None: no key needed)
+    key_env: str = ""
+    needs_base_url: bool = False
+
+
 _PROVIDERS = {
-    "openai": ("langchain_openai", "ChatOpenAI", "openai_api_key", "OPENAI_API_KEY", "engramdb[openai]"),
-    "anthropic": ("langchain_anthropic", "ChatAnthropic", "anthropic_api_key", "ANTHROPIC_API_KEY",
-                  "engramdb[anthropic]"),
+    "openai": Provider("langchain_openai", "ChatOpenAI", "engramdb[openai]", "openai_api_key", "OPENAI_API_KEY"),
+    "anthropic": Provider("langchain_anthropic", "ChatAnthropic", "engramdb[anthropic]", "anthropic_api_key",
+                          "ANTHROPIC_API_KEY"),
+    # A local Ollama server (default http://127.0.0.1:11434, or llm_base_url).
+    "ollama": Provider("langchain_ollama", "ChatOllama", "engramdb[ollama]"),
+    # Any server speaking the OpenAI chat API (vLLM, llama.cpp server, LM Studio): needs llm_base_url.
+    "openai-compatible": Provider("langchain_openai", "ChatOpenAI", "engramdb[openai]", needs_base_url=True),
 }  # fmt: skip
 
 
@@ -44,23 +60,34 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     """The configured chat model, or None when no LLM is configured (offline mode)."""
     if not settings.llm:
         return None
-    provider, sep, model = settings.llm.partition(":")
-    if not sep or not model or provider not in _PROVIDERS:
+    name, sep, model = settings.llm.partition(":")
+    provider = _PROVIDERS.get(name)
+    if not sep or not model or provider is None:
         raise ConfigError(
             f"invalid llm setting {settings.llm!r}: use '<provider>:<model>' with provider one of "
-            f"{', '.join(sorted(_PROVIDERS))} (e.g. 'openai:gpt-4o-mini')"
+            f"{', '.join(sorted(_PROVIDERS))} (e.g. 'openai:gpt-4o-mini', 'ollama:llama3.1')"
         )
-    module_name, class_name, key_field, key_env, extra = _PROVIDERS[provider]
-    key = getattr(settings, key_field)
-    if key is None or not key.get_secret_value():
-        raise ConfigError(f"llm {settings.llm!r} needs an API key: set {key_env}")
+    kwargs: dict[str, Any] = {"model": model, "temperature": 0}
+    if provider.key_field is not None:
+        key = getattr(settings, provider.key_field)
+        if key is None or not key.get_secret_value():
+            raise ConfigError(f"llm {settings.llm!r} needs an API key: set {provider.key_env}")
+        kwargs["api_key"] = key.get_secret_value()
+    if provider.needs_base_url and not settings.llm_base_url:
+        raise ConfigError(f"llm {settings.llm!r} needs the server's URL: set ENGRAMDB_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
+    if settings.llm_base_url:
+        kwargs["base_url"] = settings.llm_base_url
+    if name == "openai-compatible":
+        key = settings.openai_api_key
+        kwargs["api_key"] = key.get_secret_value() if key and key.get_secret_value() else "not-needed"
+    if name != "ollama":
+        # Retries are engramdb's (invoke_with_retry: backoff, then a clear error), not the SDK's as well.
+        kwargs["max_retries"] = 0
     try:
-        module = __import__(module_name, fromlist=[class_name])
+        module = __import__(provider.module, fromlist=[provider.chat_class])
     except ImportError as exc:
-        raise ConfigError(f"llm {settings.llm!r} needs {module_name}: pip install '{extra}'") from exc
-    chat_class = getattr(module, class_name)
-    # Retries are engramdb's (invoke_with_retry: backoff, then a clear error), not the SDK's as well.
-    return chat_class(model=model, api_key=key.get_secret_value(), temperature=0, max_retries=0)
+        raise ConfigError(f"llm {settings.llm!r} needs {provider.module}: pip install '{provider.extra}'") from exc
+    return getattr(module, provider.chat_class)(**kwargs)
 
 
 def model_name(model: BaseChatModel) -> str:

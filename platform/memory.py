@@ -30,17 +30,32 @@ NO_LIMIT = 2**62
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
     from engramdb.ingestion.pipeline import DeleteReport, Ingestor, IngestReport, ProgressCallback
-    from engramdb.retrieval.ask import Asker, AskRecipe
     from engramdb.retrieval.decomposition import Decomposition
+    from engramdb.retrieval.rerankers import Reranker
     from engramdb.retrieval.results import AskResult
+    from engramdb.retrieval.strategy import AskContext, AskStrategy
 
 
 class Memory:
     """Structured memory in one namespace of one Neo4j + Qdrant pair."""
 
-    def __init__(self, namespace: str | None = None, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        namespace: str | None = None,
+        settings: Settings | None = None,
+        *,
+        chat_model: BaseChatModel | None = None,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        """``chat_model``, ``embedder`` and ``reranker`` replace the configured ones: any langchain-core
+        chat model (a local Ollama or vLLM model included) extracts, decomposes and answers."""
         self.settings = settings or Settings()
         self.namespace = validate_namespace(namespace or self.settings.namespace)
+        self._chat_model = chat_model
+        self._embedder = embedder
+        self._reranker = reranker
+        self._strategies: dict[tuple[str, tuple[tuple[str, str], ...]], AskStrategy] = {}
 
     # Stores, opened on first use -----------------------------------------
     @cached_property
@@ -59,14 +74,14 @@ class Memory:
 
     @cached_property
     def embedder(self) -> Embedder:
-        return make_embedder(self.settings)
+        return self._embedder if self._embedder is not None else make_embedder(self.settings)
 
     @cached_property
     def ingestor(self) -> Ingestor:
         from engramdb.ingestion.extractors import make_extractor
         from engramdb.ingestion.pipeline import Ingestor
 
-        extractor = make_extractor(self.settings, self.namespace)
+        extractor = make_extractor(self.settings, self.namespace, self.chat_model)
         return Ingestor(
             self.graph, self.vectors, self.embedder, extractor,
             batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
@@ -74,59 +89,67 @@ class Memory:
         )  # fmt: skip
 
     @cached_property
-    def asker(self) -> Asker:
-        return self.make_asker()
+    def chat_model(self) -> BaseChatModel | None:
+        """The chat model given to the constructor, else the configured ``llm`` (None offline)."""
+        from engramdb.platform.llm import make_chat_model
 
-    def make_asker(
-        self,
-        recipe: AskRecipe | None = None,
-        *,
-        chat_model: BaseChatModel | None = None,
-        decomposition: str = "auto",
-    ) -> Asker:
-        """An Asker wired to this memory.
+        return self._chat_model if self._chat_model is not None else make_chat_model(self.settings)
 
-        ``chat_model`` (default: the configured LLM, if any) decomposes and
-        answers; ``decomposition`` is ``auto`` (the LLM when there is one, else
-        the offline rules), ``llm`` or ``offline``. Voyage reranks when a key is set.
+    @cached_property
+    def reranker(self) -> Reranker:
+        from engramdb.retrieval.rerankers import make_reranker
+
+        return self._reranker if self._reranker is not None else make_reranker(self.settings)
+
+    def ask_context(self, *, chat_model: BaseChatModel | None = None, decomposition: str = "auto") -> AskContext:
+        """What strategies run on: this memory's stores and models.
+
+        ``chat_model`` (default: this memory's) decomposes and answers;
+        ``decomposition`` is ``auto`` (the LLM when there is one, else the offline
+        rules), ``llm`` or ``offline``.
         """
         from engramdb.platform.errors import ConfigError
-        from engramdb.platform.llm import make_chat_model
-        from engramdb.retrieval.answering import LLMAnswerer
-        from engramdb.retrieval.ask import Asker
-        from engramdb.retrieval.decomposition import LLMDecomposer, OfflineDecomposer
-        from engramdb.retrieval.rerankers import OfflineReranker, VoyageReranker
+        from engramdb.platform.storage import QA_COLLECTION
+        from engramdb.retrieval.strategy import AskContext
 
-        model = chat_model or make_chat_model(self.settings)
+        if decomposition not in ("auto", "llm", "offline"):
+            raise InputError(f"decomposition must be auto, llm or offline, not {decomposition!r}")
+        model = chat_model if chat_model is not None else self.chat_model
         if decomposition == "llm" and model is None:
-            raise ConfigError(
-                "LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key"
-            )
-        use_llm = model is not None and decomposition in ("auto", "llm")
-        key = self.settings.voyage_api_key
-        reranker = (
-            VoyageReranker(key.get_secret_value()) if key and key.get_secret_value() else OfflineReranker()
-        )
-        return Asker(
-            self.graph, self.vectors, self.embedder, reranker,
-            decomposer=LLMDecomposer(model) if use_llm else OfflineDecomposer(),  # type: ignore[arg-type]
-            answerer=LLMAnswerer(model) if model else None,
-            recipe=recipe,
+            raise ConfigError("LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+        self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
+        return AskContext(
+            self.graph, self.vectors, self.embedder, self.reranker, chat_model=model,
+            decomposition=decomposition, recipe_overrides=self.settings.ask,
         )  # fmt: skip
+
+    def strategy(
+        self, name: str = "chain", *, chat_model: BaseChatModel | None = None, decomposition: str = "auto",
+        **options: Any,
+    ) -> AskStrategy:  # fmt: skip
+        """A ready strategy over this memory; ``options`` override its recipe (see ``engramdb config show``)."""
+        from engramdb.retrieval.strategy import make_strategy
+
+        return make_strategy(name, self.ask_context(chat_model=chat_model, decomposition=decomposition), **options)
 
     # Operations -------------------------------------------------------------
     def ask(
         self,
         question: str,
         *,
+        strategy: str = "chain",
         decomposition: Decomposition | list[list[str]] | None = None,
         trace: bool = False,
+        **options: Any,
     ) -> AskResult:
-        """Answer from memory: decomposition, chain beam search over QA pairs, a grounded answer or N/A."""
-        from engramdb.ingestion.pipeline import QA_COLLECTION
-
-        self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
-        return self.asker.ask(question, decomposition, trace=trace)
+        """Answer from memory with a registered strategy (``chain`` by default; see
+        :func:`engramdb.retrieval.strategy.strategy_names`). ``options`` override the
+        strategy's recipe for this call; built strategies are reused across calls."""
+        key = (strategy, tuple(sorted((k, repr(v)) for k, v in options.items())))
+        built = self._strategies.get(key)
+        if built is None:
+            built = self._strategies[key] = self.strategy(strategy, **options)
+        return built.ask(question, decomposition=decomposition, trace=trace)
 
     def ingest(
         self,
@@ -212,7 +235,7 @@ class Memory:
             del self.__dict__["driver"]
             self.__dict__.pop("graph", None)
         self.__dict__.pop("ingestor", None)
-        self.__dict__.pop("asker", None)
+        self._strategies.clear()
         if "vectors" in self.__dict__:
             self.vectors.close()
             del self.__dict__["vectors"]

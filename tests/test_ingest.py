@@ -12,11 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from engramdb.ingestion.documents import make_document
 from engramdb.platform.errors import InputError
 from engramdb.platform.memory import Memory
 
-CURIE = {"id": "curie", "title": "Marie Curie", "text": "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."}
-WARSAW = {"id": "warsaw", "title": "Warsaw", "text": "Warsaw is the capital of Poland. Warsaw lies on the Vistula River."}
+CURIE = {
+    "id": "curie",
+    "title": "Marie Curie",
+    "text": "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903.",
+}
+WARSAW = {
+    "id": "warsaw",
+    "title": "Warsaw",
+    "text": "Warsaw is the capital of Poland. Warsaw lies on the Vistula River.",
+}
 
 
 def _count(driver, query: str, **params) -> int:
@@ -125,7 +134,9 @@ def _ingest_command(home: Path, namespace: str, corpus: Path, settings) -> list[
             "ingest", str(corpus), "--batch-size", "8"]  # fmt: skip
 
 
-def test_sigkill_midway_then_rerun_equals_clean_run(isolated_settings, tmp_path: Path, driver, musique_corpus) -> None:
+def test_sigkill_midway_then_rerun_equals_clean_run(
+    isolated_settings, tmp_path: Path, driver, musique_corpus
+) -> None:
     corpus = tmp_path / "corpus.json"
     corpus.write_text(json.dumps(musique_corpus[:80]))
     env = {**os.environ, "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
@@ -140,7 +151,9 @@ def test_sigkill_midway_then_rerun_equals_clean_run(isolated_settings, tmp_path:
     deadline = time.monotonic() + 300
     done = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        done = _count(driver, "MATCH (d:Document {namespace: $ns, status: 'done'}) RETURN count(d)", ns=ns_killed)
+        done = _count(
+            driver, "MATCH (d:Document {namespace: $ns, status: 'done'}) RETURN count(d)", ns=ns_killed
+        )
         if done >= 16:
             break
         time.sleep(0.2)
@@ -179,7 +192,9 @@ def test_memory_made_by_another_pipeline_version_is_redone(memory: Memory, drive
 
 def test_spelling_variants_join_one_entity_but_look_alikes_do_not(memory: Memory, driver) -> None:
     # separate ingests: embedding candidates are looked up among entities already stored
-    memory.ingest([{"id": "a", "title": "Fyodor Dostoevsky", "text": "Fyodor Dostoevsky was a Russian novelist."}])
+    memory.ingest(
+        [{"id": "a", "title": "Fyodor Dostoevsky", "text": "Fyodor Dostoevsky was a Russian novelist."}]
+    )
     memory.ingest([{"id": "b", "title": "Moscow", "text": "Fyodor Dostoyevsky was born in Moscow."}])
     memory.ingest([{"id": "c", "title": "Kim Jong-il", "text": "Kim Jong-il was the father of Kim Jong-un."}])
     records, _, _ = driver.execute_query(
@@ -194,8 +209,139 @@ def test_spelling_variants_join_one_entity_but_look_alikes_do_not(memory: Memory
 
     memory.delete("b")  # the variant's document goes; the entity stays, without the alias
     aliases = driver.execute_query(
-        "MATCH (e:Entity {namespace: $ns, name: 'Fyodor Dostoevsky'}) RETURN e.aliases AS a", ns=memory.namespace
+        "MATCH (e:Entity {namespace: $ns, name: 'Fyodor Dostoevsky'}) RETURN e.aliases AS a",
+        ns=memory.namespace,
     ).records[0]["a"]
     assert "Fyodor Dostoyevsky" not in aliases
     memory.delete("a")
     assert memory.vectors.count("entities", memory.namespace, where={"kind": "PERSON"}) == 2  # only the Kims
+
+
+# ------------------------------------------------------------------ hostile input
+
+
+def test_binary_and_control_character_text_is_rejected_by_name(memory: Memory, tmp_path: Path) -> None:
+    zeros = tmp_path / "zeros.txt"
+    zeros.write_bytes(b"\x00" * 4096)
+    with pytest.raises(InputError, match=r"'zeros\.txt'.*NUL byte at character 0"):
+        memory.ingest(zeros)
+    noise = tmp_path / "noise.md"
+    noise.write_text("".join(chr(c) for c in range(1, 9)) * 200 + " a few words")
+    with pytest.raises(
+        InputError, match=r"'noise\.md'.*1600 of its 1609 non-whitespace characters are control"
+    ):
+        memory.ingest(noise)
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(
+        json.dumps([{"title": "Fine", "text": "Fine text."}, {"title": "Bad", "text": "abc\u0000def"}])
+    )
+    with pytest.raises(InputError, match=r"corpus\.json item 1: document 'Bad'.*NUL byte at character 3"):
+        memory.ingest(corpus)
+    with pytest.raises(InputError, match=r"the title of document 'x'.*NUL"):
+        memory.ingest([{"id": "x", "title": "T\u0000", "text": "Plain text."}])
+    assert memory.stats()["documents"] == 0  # nothing of a rejected input is written
+
+    ordinary = "Line one.\r\n\tIndented line two.\fPage two with a \x1b[1mbold\x1b[0m word from a log file."
+    assert memory.ingest([{"id": "ordinary", "text": ordinary}]).ingested == 1
+
+
+# ------------------------------------------------------------------ type-aware reconciliation
+
+
+def _reply(entities: list, verb_phrases: list, qa_pairs: list) -> str:
+    """A recorded-style extraction reply (the JSON a chat model returns for one passage)."""
+    return json.dumps({"entities": entities, "verb_phrases": verb_phrases, "qa_pairs": qa_pairs})
+
+
+def _entity(eid: str, name: str, type_: str, role: str) -> dict:
+    return {"id": eid, "name": name, "type": type_, "roles": [{"role": role, "states": []}], "aliases": []}
+
+
+def _qa(qid: str, vp: str, question: str, asked: list[str], answers: list[str]) -> dict:
+    return {"id": qid, "verb_phrase_id": vp, "question": question, "question_entity_ids": asked,
+            "answer_entity_ids": answers}  # fmt: skip
+
+
+BAND = {"id": "band", "title": "Iron Maiden",
+        "text": "Iron Maiden are an English heavy metal band formed in Leyton in 1975 by bassist Steve Harris."}  # fmt: skip
+BAND_REPLY = _reply(
+    [_entity("e1", "Iron Maiden", "ORG", "heavy metal band"), _entity("e2", "Leyton", "PLACE", "place of formation"),
+     _entity("e3", "1975", "DATE", "year of formation"), _entity("e4", "Steve Harris", "PERSON", "bassist")],
+    [{"id": "v1", "text": "was formed in"}, {"id": "v2", "text": "founded"}],
+    [_qa("q1", "v1", "Where was Iron Maiden formed?", ["e1"], ["e2"]),
+     _qa("q2", "v1", "When was Iron Maiden formed?", ["e1"], ["e3"]),
+     _qa("q3", "v1", "Which band was formed in Leyton in 1975?", ["e2", "e3"], ["e1"]),
+     _qa("q4", "v2", "Who founded Iron Maiden?", ["e1"], ["e4"]),
+     _qa("q5", "v2", "Which band did Steve Harris found?", ["e4"], ["e1"])],
+)  # fmt: skip
+SONG = {"id": "song", "title": "Iron Maiden (song)",
+        "text": '"Iron Maiden" is a song written by Steve Harris and released in 1980 on the band\'s debut album.'}  # fmt: skip
+SONG_REPLY = _reply(
+    [_entity("e1", "Iron Maiden", "WORK", "song"), _entity("e2", "Steve Harris", "PERSON", "songwriter"),
+     _entity("e3", "1980", "DATE", "release year")],
+    [{"id": "v1", "text": "wrote"}, {"id": "v2", "text": "was released in"}],
+    [_qa("q1", "v1", "Who wrote Iron Maiden?", ["e1"], ["e2"]),
+     _qa("q2", "v1", "Which song did Steve Harris write?", ["e2"], ["e1"]),
+     _qa("q3", "v2", "When was Iron Maiden released?", ["e1"], ["e3"]),
+     _qa("q4", "v2", "Which song was released in 1980?", ["e3"], ["e1"])],
+)  # fmt: skip
+
+
+def _entities_by_document(driver, namespace: str) -> list[dict]:
+    records, _, _ = driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns})<-[m:MENTIONS]-(c:Chunk) "
+        "RETURN e.id AS id, e.name AS name, e.types AS types, e.aliases AS aliases, collect(DISTINCT c.doc_id) AS docs",
+        ns=namespace,
+    )
+    return [r.data() for r in records]
+
+
+def test_a_band_and_its_song_stay_apart_while_their_songwriter_merges(memory: Memory, driver) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from engramdb.ingestion.llm_extractor import LLMExtractor
+    from engramdb.ingestion.pipeline import Ingestor
+
+    model = FakeListChatModel(responses=[BAND_REPLY, SONG_REPLY])
+    extractor = LLMExtractor(model, namespace=memory.namespace, concurrency=1)
+    ingestor = Ingestor(memory.graph, memory.vectors, memory.embedder, extractor)
+    assert ingestor.ingest([make_document(BAND["text"], title=BAND["title"], id="band")]).ingested == 1
+    assert ingestor.ingest([make_document(SONG["text"], title=SONG["title"], id="song")]).ingested == 1
+
+    entities = _entities_by_document(driver, memory.namespace)
+    maidens = sorted((e["types"], e["docs"]) for e in entities if e["name"] == "Iron Maiden")
+    assert maidens == [(["ORG"], ["band"]), (["WORK"], ["song"])]  # two nodes, each from its own document
+    harris = [e for e in entities if e["name"] == "Steve Harris"]
+    assert len(harris) == 1 and sorted(harris[0]["docs"]) == ["band", "song"]  # same kind: one node
+    song_id = next(e["id"] for e in entities if e["name"] == "Iron Maiden" and e["types"] == ["WORK"])
+    records, _, _ = driver.execute_query(
+        "MATCH ()-[q:QA {namespace: $ns}]->() WHERE q.question = 'Who wrote Iron Maiden?' "
+        "RETURN q.question_entity_ids AS ids",
+        ns=memory.namespace,
+    )
+    assert [r["ids"] for r in records] == [[song_id]]
+
+
+HANK_SNOW = {"id": "hank-snow", "title": "Hank Snow",
+             "text": 'Clarence Eugene "Hank" Snow (May 9, 1914 - December 20, 1999) was a Canadian-American country '
+                     "music artist. Hank Snow was born in Brooklyn, Nova Scotia. Snow recorded more than 140 albums "
+                     "for RCA Victor."}  # fmt: skip
+BLIZZARD = {"id": "blizzard", "title": "Chicago blizzard of 1967",
+            "text": "Snow fell on Chicago for three days in January 1967. Snow covered the streets of Chicago and "
+                    "closed O'Hare Airport."}  # fmt: skip
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["separate-ingests", "one-batch"])
+def test_a_surname_alias_does_not_capture_another_documents_snow(
+    memory: Memory, driver, together: bool
+) -> None:
+    memory.ingest([HANK_SNOW, BLIZZARD] if together else [HANK_SNOW])
+    if not together:
+        memory.ingest([BLIZZARD])
+    entities = _entities_by_document(driver, memory.namespace)
+    (hank,) = [e for e in entities if e["name"] == "Hank Snow"]
+    assert "Snow" in hank["aliases"]  # what the offline extractor makes of the biography
+    assert hank["docs"] == ["hank-snow"]
+    weather = [e for e in entities if "blizzard" in e["docs"]]
+    assert any(e["name"].lower() == "snow" for e in weather)  # the weather's snow is an entity of its own
+    assert all(e["id"] != hank["id"] for e in weather)
