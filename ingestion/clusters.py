@@ -20,7 +20,10 @@ What lives where
   ``SIMILAR`` links among clusters of one level (the level's network, built by
   the same top-k rule on cluster vectors; clusters have no position in a
   document, so the proximity term is 0 and the score is ``α·cos``). Each cluster has a vector in the ``clusters``
-  collection (payload ``kind = "L<level>"``) made from its summary. A
+  collection (payload ``kind = "L<level>"``): offline the unit-length centroid
+  of its members' vectors (the extractive summary is made of those members,
+  so the centroid stands for it without a model call), with a chat model the
+  embedding of the written summary. A
   cluster's id is the label that formed it, so it keeps its id while it grows.
   Level 1 keeps single-chunk clusters (every chunk belongs to a cluster);
   above, a group needs two members, otherwise its one member is a root.
@@ -345,15 +348,22 @@ class ClusterStage(MemoryStage):
         ordered = {label: central_members(sorted(groups[label]), vectors) for label in labels}
         summaries = {label: extractive_summary([texts[m] for m in ordered[label] if m in texts],
                                                self.settings.summary_sentences) for label in labels}  # fmt: skip
+        cluster_vectors = {label: centroid([vectors[m] for m in groups[label] if m in vectors]) for label in labels}
         if ctx.chat_model is not None:
-            summaries.update(self._llm_summaries(ordered, texts, report))
+            written = self._llm_summaries(ordered, texts, report)
+            summaries.update(written)
+            if written:  # a written summary says more than its members' average: embed it
+                embedded = ctx.embedder.embed_documents([written[label] for label in written])
+                cluster_vectors.update(zip(written, embedded, strict=True))
         for label in labels:
             if not summaries[label]:
                 summaries[label] = cluster_title([texts[m] for m in ordered[label] if m in texts]) or label
-        embedded = ctx.embedder.embed_documents([summaries[label] for label in labels])
+            if cluster_vectors[label] is None:
+                cluster_vectors[label] = ctx.embedder.embed_documents([summaries[label]])[0]
         ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
-            VectorPoint(key=label, vector=vec, payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
-            for label, vec in zip(labels, embedded, strict=True)
+            VectorPoint(key=label, vector=cluster_vectors[label],
+                        payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
+            for label in labels
         ])  # fmt: skip
         return [
             {"id": label, "title": cluster_title([texts[m] for m in ordered[label] if m in texts]),
@@ -431,6 +441,15 @@ class ClusterStage(MemoryStage):
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The unit-length mean of member vectors (None when there are none, or they cancel out)."""
+    if not vectors:
+        return None
+    mean = np.mean(np.stack(vectors), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm).astype(np.float32) if norm > 1e-9 else None
 
 
 def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -> list[str]:

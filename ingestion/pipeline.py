@@ -29,6 +29,7 @@ from engramdb.ingestion.extraction_cache import ExtractionCache
 from engramdb.ingestion.extractors import ChunkJob, Extractor
 from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
+from engramdb.ingestion.stages import MemoryStage, StageChunk
 from engramdb.ingestion.writer import (
     BatchRows,
     ChunkResult,
@@ -39,14 +40,19 @@ from engramdb.ingestion.writer import (
 )
 from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
+from engramdb.platform.storage import (
+    CHUNK_COLLECTION,
+    ENTITY_COLLECTION,
+    QA_COLLECTION,
+    ChunkPayload,
+    QAPayload,
+    passage_text,
+)
 from engramdb.platform.vectors import VectorPoint, VectorStore
 
 # Bump when what ingestion writes for the same text changes (new stores, fields,
 # extractor rules): documents ingested under another version are redone.
 PIPELINE_VERSION = "4"
-QA_COLLECTION = "qa"
-CHUNK_COLLECTION = "chunks"  # passage vectors: dense passage search, similarity between chunks
-ENTITY_COLLECTION = "entities"  # entity-name vectors: embedding candidates for reconciliation
 #: Chunks written per graph transaction (and extracted and embedded per step): bounds the
 #: transaction's memory in Neo4j and this process's memory for documents of any length.
 DEFAULT_CHUNKS_PER_PART = 128
@@ -86,6 +92,7 @@ class IngestReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    stage_failures: list[tuple[str, str, str]] = field(default_factory=list)  # (stage, chunk id, reason)
 
     def timed(self, stage: str, started: float) -> None:
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + time.perf_counter() - started
@@ -105,11 +112,6 @@ class DeleteReport:
     deleted_entities: int
     surviving_entities: int
     cache_entries: int
-
-
-def passage_text(title: str, text: str) -> str:
-    """What a passage is embedded as: its title line, then its text."""
-    return f"{title}\n{text}" if title else text
 
 
 @dataclass
@@ -135,6 +137,7 @@ class Ingestor:
         cache: ExtractionCache | None = None,
         entity_merge_threshold: float = 0.85,
         chunks_per_part: int = DEFAULT_CHUNKS_PER_PART,
+        stages: Sequence[MemoryStage] = (),
     ) -> None:
         if chunks_per_part < 1:
             raise ValueError(f"chunks_per_part must be at least 1, got {chunks_per_part}")
@@ -146,6 +149,7 @@ class Ingestor:
         self.chunks_per_part = chunks_per_part
         self.cache = cache
         self.entity_merge_threshold = entity_merge_threshold
+        self.stages = list(stages)
         similar = self._similar_entities if entity_merge_threshold < 1.0 else None
         self.resolver = EntityResolver(self._existing_entities, similar)
         self.ingest_version = f"{PIPELINE_VERSION}/{extractor.name}/{embedder.name}"
@@ -259,8 +263,8 @@ class Ingestor:
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
-            VectorPoint(key=c.id, vector=v, payload={"doc_id": c.doc_id, "chunk_id": c.id, "title": d.title,
-                                                     "position": c.position, "embedder": self.embedder.name})
+            VectorPoint(key=c.id, vector=v, payload=ChunkPayload(doc_id=c.doc_id, chunk_id=c.id, title=d.title,
+                                                                 position=c.position, embedder=self.embedder.name).to_payload())
             for (d, c), v in zip(part, chunk_vectors, strict=True)
         ])  # fmt: skip
         if rows.entities:
@@ -277,6 +281,26 @@ class Ingestor:
         for record in rows.qa_records:
             tallies[record.doc_id].qa_pairs += 1
         report.add(rows)
+        self._run_stages(part, results, report)
+
+    def _run_stages(
+        self, part: Sequence[tuple[Document, Chunk]], results: Sequence[ChunkResult], report: IngestReport
+    ) -> None:
+        """Each memory stage derives its index for the part's extracted chunks (before the documents are
+        marked done, so a crash here re-ingests them; a stage's per-chunk failures are reported and left
+        for ``engramdb index`` to retry, without failing the document)."""
+        chunks = [
+            StageChunk(c.id, c.doc_id, d.title or "", c.text, c.position)
+            for (d, c), r in zip(part, results, strict=True)
+            if r.gsw is not None and not r.error
+        ]
+        if not chunks:
+            return
+        for stage in self.stages:
+            t0 = time.perf_counter()
+            stage_report = stage.run(chunks)
+            report.timed(f"stage_{stage.name}", t0)
+            report.stage_failures.extend((stage.name, chunk_id, why) for chunk_id, why in stage_report.failures)
 
     def _index_qa(self, records: Sequence[QARecord], vectors: Any) -> None:
         if not records:
@@ -285,17 +309,11 @@ class Ingestor:
             VectorPoint(
                 key=r.id,
                 vector=vec,
-                payload={
-                    "doc_id": r.doc_id,
-                    "chunk_id": r.chunk_id,
-                    "verb_phrase_id": r.verb_phrase_id,
-                    "question": r.question,
-                    "question_entity_ids": r.question_entity_ids,
-                    "answer_entity_ids": r.answer_entity_ids,
-                    "answer_names": r.answer_names,
-                    "answer_types": r.answer_types,
-                    "embedder": self.embedder.name,
-                },
+                payload=QAPayload(
+                    doc_id=r.doc_id, chunk_id=r.chunk_id, verb_phrase_id=r.verb_phrase_id, question=r.question,
+                    question_entity_ids=r.question_entity_ids, answer_entity_ids=r.answer_entity_ids,
+                    answer_names=r.answer_names, answer_types=r.answer_types, embedder=self.embedder.name,
+                ).to_payload(),
             )  # fmt: skip
             for r, vec in zip(records, vectors, strict=True)
         ]
@@ -315,6 +333,10 @@ class Ingestor:
         ``chunks_per_part`` chunks, each its own transaction, the Document node last. Entity
         vectors can only go after each part (the graph decides which entities are orphaned); a
         stale one is harmless, as reconciliation accepts only entities that exist."""
+        if self.stages:  # stages hang their memory off the chunks: they forget it first
+            chunk_ids = [r["id"] for r in self.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
+            for stage in self.stages:
+                stage.delete_document(doc_id, chunk_ids)
         self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         self.vectors.delete(CHUNK_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0

@@ -120,6 +120,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key("ANTHROPIC_API_KEY"))
 
+    stages: list[str] | None = Field(
+        None, description="Memory stages run on ingest (default: every registered stage; [] for the GSW only)."
+    )
     ask: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Per-strategy recipe overrides: [ask.chain] beam_width = 8, or ENGRAMDB_ASK__CHAIN__BEAM_WIDTH=8.",

@@ -7,7 +7,7 @@ machine with no set-up step.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ NO_LIMIT = 2**62
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
     from engramdb.ingestion.pipeline import DeleteReport, Ingestor, IngestReport, ProgressCallback
+    from engramdb.ingestion.stages import StageContext, StageReport
     from engramdb.retrieval.decomposition import Decomposition
     from engramdb.retrieval.rerankers import Reranker
     from engramdb.retrieval.results import AskResult
@@ -80,13 +81,48 @@ class Memory:
     def ingestor(self) -> Ingestor:
         from engramdb.ingestion.extractors import make_extractor
         from engramdb.ingestion.pipeline import Ingestor
+        from engramdb.ingestion.stages import make_stage
 
         extractor = make_extractor(self.settings, self.namespace, self.chat_model)
+        stages = [make_stage(name, self.stage_context) for name in self.stage_names]
         return Ingestor(
             self.graph, self.vectors, self.embedder, extractor,
             batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
-            entity_merge_threshold=self.settings.entity_merge_threshold,
+            entity_merge_threshold=self.settings.entity_merge_threshold, stages=stages,
         )  # fmt: skip
+
+    @property
+    def stage_names(self) -> list[str]:
+        """The memory stages ingest runs here: the ``stages`` setting, else every registered one."""
+        from engramdb.ingestion.stages import stage_names
+
+        return list(self.settings.stages) if self.settings.stages is not None else stage_names()
+
+    @cached_property
+    def stage_context(self) -> StageContext:
+        from engramdb.ingestion.stages import StageContext
+
+        return StageContext(self.graph, self.vectors, self.embedder, self.chat_model)
+
+    def index(
+        self, stages: Sequence[str] | None = None, *, progress: Callable[[str, int], None] | None = None
+    ) -> list[StageReport]:
+        """Bring this namespace's memory up to date for ``stages`` (default: every configured stage),
+        without re-extracting: chunks a stage has not indexed (memory built before it existed, or by an
+        older version of it) are indexed now."""
+        from engramdb.ingestion.stages import make_stage
+
+        reports = []
+        for name in stages or self.stage_names:
+            stage = make_stage(name, self.stage_context)
+            reports.append(stage.index_namespace(progress=(lambda n, s=name: progress(s, n)) if progress else None))
+        return reports
+
+    def missing_stages(self) -> dict[str, int]:
+        """Per configured stage, how many chunks it has not indexed yet (0 everywhere: up to date)."""
+        from engramdb.ingestion.stages import make_stage
+
+        return {name: make_stage(name, self.stage_context).missing() for name in self.stage_names}
 
     @cached_property
     def chat_model(self) -> BaseChatModel | None:
@@ -189,7 +225,7 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Node, relationship and vector counts of this namespace, and its documents by status."""
-        from engramdb.ingestion.pipeline import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
+        from engramdb.platform.storage import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
 
         nodes = self.graph.read("traversals/namespace_counts")[0]
         edges = self.graph.read("traversals/edge_counts")[0]
@@ -235,6 +271,7 @@ class Memory:
             del self.__dict__["driver"]
             self.__dict__.pop("graph", None)
         self.__dict__.pop("ingestor", None)
+        self.__dict__.pop("stage_context", None)
         self._strategies.clear()
         if "vectors" in self.__dict__:
             self.vectors.close()

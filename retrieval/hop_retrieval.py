@@ -21,10 +21,10 @@ import numpy as np
 
 from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import Graph
+from engramdb.platform.storage import QA_COLLECTION, QAPayload
 from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval.results import QACandidate
 
-QA_COLLECTION = "qa"
 _WORD = re.compile(r"\w+")  # Unicode words: "Léopold", "Dvořák", "李小龍", "1867"
 # Scripts the full-text analyzer indexes one character at a time (Han ideographs, hiragana): a run of
 # them is split into characters here, so the query has as many terms as the analyzer will make of it.
@@ -194,12 +194,12 @@ def _from_row(row: dict[str, Any], bm25: float | None, via: str) -> QACandidate:
     )  # fmt: skip
 
 
-def _from_payload(key: str, p: dict[str, Any], score: float) -> QACandidate:
+def _from_payload(key: str, payload: dict[str, Any], score: float) -> QACandidate:
+    p = QAPayload.from_payload(payload)
     return QACandidate(
-        qa_id=key, question=p["question"], answer_ids=tuple(p["answer_entity_ids"]),
-        answer_names=tuple(p["answer_names"]), answer_types=tuple(p.get("answer_types") or ()),
-        question_entity_ids=tuple(p["question_entity_ids"]), doc_id=p["doc_id"], chunk_id=p["chunk_id"],
-        dense_score=float(score), via=("dense",),
+        qa_id=key, question=p.question, answer_ids=tuple(p.answer_entity_ids), answer_names=tuple(p.answer_names),
+        answer_types=tuple(p.answer_types or ()), question_entity_ids=tuple(p.question_entity_ids),
+        doc_id=p.doc_id, chunk_id=p.chunk_id, dense_score=float(score), via=("dense",),
     )  # fmt: skip
 
 

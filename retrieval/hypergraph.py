@@ -28,21 +28,23 @@ coefficient ``merge_overlap``). Memory suffices when every content word of the
 question is covered by relevant points; the run also stops when a step adds
 nothing relevant.
 
-**What "relevant" means offline, and the N/A threshold.** The threshold is
-not fitted to any question set; memory gives it per question. Entity retrieval
-for the question finds the entities it names (their stored names occur in it);
-the *naming floor* is the reranker's score for a fact that consists of nothing
-but such a name (its stored name vector as the dense part). When the question
-names nothing memory holds, the best-ranked entity sharing a word with it
-stands in; when there is none, the floor is 1 and the answer is ``N/A``. A
-fact scoring above the floor says something about what the question asks
-beyond naming its subject; facts at or below it are not relevant, do not enter
-memory, and cannot be the answer — so ``N/A`` when no fact in memory clears
-it. Among relevant facts, answers the question itself names are skipped, and
-the answer farthest (in facts) from the named entities wins, then the best
-score: a multi-hop question asks for the end of its chain ("the first
-president of the association that published X" is the president, not the
-association).
+**What "relevant" means offline, and the N/A threshold.** No threshold is
+fitted to any question set; memory gives one per fact. A fact (QA pair) is
+about its subject, the entities its question names. Its *naming floor* is the
+reranker's score, against the question, for a fact consisting of nothing but
+its subject's name (the stored name vector as the dense part). A fact above
+its floor says something about what the question asks beyond naming what it
+is about: it is relevant; others do not enter memory and cannot be the
+answer. Relevance is scored without the answers' types, as a fact on the way
+to the answer answers with another kind of thing than the question asks for.
+The entities the question names (their stored names occur in it; else the
+best-ranked entity sharing a word with it) ground the run: when memory holds
+none, nothing is relevant and the answer is ``N/A``; ``N/A`` also when no
+relevant fact is left in the evidence. Among relevant facts, answers the
+question names itself are skipped, and the answer farthest (in facts) from the
+named entities wins, then the best score with answer types: a multi-hop
+question asks for the end of its chain ("the first president of the
+association that published X" is the president, not the association).
 """
 
 from __future__ import annotations
@@ -151,7 +153,11 @@ class EntityHits:
 
 
 class MemoryRetriever:
-    """Entity retrieval (global or local), then the entities' relations and chunks, capped per sub-query."""
+    """Entity retrieval (global or local), then the entities' relations and chunks, capped per sub-query.
+
+    A step's sub-queries are served together: their entities' names, QA pairs,
+    chunks and stored vectors are each read in one round trip for the whole step.
+    """
 
     def __init__(self, context: AskContext, recipe: HypergraphRecipe) -> None:
         self.ctx = context
@@ -164,31 +170,136 @@ class MemoryRetriever:
         return self._vectors[text]
 
     def retrieve(
-        self, sub: SubQuery, memory: WorkingMemory, store: HypergraphStore, rank_by: str,
+        self, subs: Sequence[SubQuery], memory: WorkingMemory, store: HypergraphStore, rank_by: Sequence[str],
         input_names: Sequence[str] = (),
-    ) -> Retrieved:  # fmt: skip
-        """Entities for ``sub``, then their QA pairs ranked against ``rank_by``, and their chunks."""
-        return self.collect(self.find_entities(sub, memory, store), rank_by, input_names)
+    ) -> list[Retrieved]:  # fmt: skip
+        """Entities for each sub-query, then their QA pairs (ranked against ``rank_by``) and chunks."""
+        return self.collect(self.find_entities(subs, memory, store), rank_by, input_names)
 
-    def find_entities(self, sub: SubQuery, memory: WorkingMemory, store: HypergraphStore) -> EntityHits:
+    def find_entities(
+        self, subs: Sequence[SubQuery], memory: WorkingMemory, store: HypergraphStore
+    ) -> list[EntityHits]:
         """Local: the point's entities plus the best of their neighbourhood; global: the best outside memory."""
-        vector = self.embed(sub.text)
-        if sub.mode == "local" and sub.point in memory.points:
-            anchors = memory.points[sub.point].entity_ids
-            found = self._local_entities(sub.text, vector, anchors, store)
-            hits = EntityHits(sub, self._names([*anchors, *found]), (), anchors)
-        else:
-            entity_ids, dense_hits = self._global_entities(sub.text, vector, memory.entity_ids())
-            hits = EntityHits(sub, self._names(entity_ids), tuple(dense_hits))
-        memory.names.update({e: name for e, name, _ in hits.entities})
-        return hits
+        found: list[tuple[SubQuery, list[str], tuple[QACandidate, ...], tuple[str, ...]]] = []
+        for sub in subs:
+            vector = self.embed(sub.text)
+            if sub.mode == "local" and sub.point in memory.points:
+                anchors = memory.points[sub.point].entity_ids
+                found.append(
+                    (sub, [*anchors, *self._local_entities(sub.text, vector, anchors, store)], (), anchors)
+                )
+            else:
+                entity_ids, dense_hits = self._global_entities(sub.text, vector, memory.entity_ids())
+                found.append((sub, entity_ids, tuple(dense_hits), ()))
+        names = self._names([e for _, ids, _, _ in found for e in ids])
+        memory.names.update({e: name for e, (name, _) in names.items()})
+        return [
+            EntityHits(sub, [(e, *names[e]) for e in dict.fromkeys(ids) if e in names], dense_hits, anchors)
+            for sub, ids, dense_hits, anchors in found
+        ]
 
-    def collect(self, hits: EntityHits, rank_by: str, input_names: Sequence[str] = ()) -> Retrieved:
-        """The relations (QA pairs) and chunks of the entities found, capped for one sub-query."""
-        entity_ids = [e for e, _, _ in hits.entities]
-        facts = self._facts(entity_ids, hits.dense_hits, rank_by, set(hits.anchors), input_names)
-        chunks = self._chunks(entity_ids, self.embed(hits.subquery.text))
-        return Retrieved(hits.subquery, hits.entities, facts, chunks)
+    def collect(
+        self, hits: Sequence[EntityHits], rank_by: Sequence[str], input_names: Sequence[str] = (), *,
+        names: dict[str, str] | None = None, floor_at_least: float | None = None,
+    ) -> list[Retrieved]:  # fmt: skip
+        """The relations (QA pairs) and chunks of the entities found, capped per sub-query.
+
+        Offline (``floor_at_least`` given), relations are scored without their
+        answers' types — the reranker must not hold the question's answer type
+        against a fact on the way to the answer (the author of a play, when the
+        question asks for the author's country) — and each gets its subject's
+        naming floor (see the module docstring), at least ``floor_at_least``.
+        """
+        offline = floor_at_least is not None
+        all_ids = list(dict.fromkeys(e for h in hits for e, _, _ in h.entities))
+        qa_rows = self._qa_rows(all_ids)
+        chunk_rows = self._chunk_rows(all_ids)
+        candidates = [self._candidates(h, qa_rows) for h in hits]
+        qa_vectors = self._stored(QA_COLLECTION, [c.qa_id for group in candidates for c in group])
+        chunk_vectors = self._stored(CHUNK_COLLECTION, [row["chunk_id"] for row in chunk_rows])
+        out = []
+        for h, group, rank in zip(hits, candidates, rank_by, strict=True):
+            vector = self.embed(rank)
+            dense = [_with_dense(c, float(np.dot(qa_vectors[c.qa_id], vector))) if c.qa_id in qa_vectors else c
+                     for c in group]  # fmt: skip
+            originals = {c.qa_id: c for c in dense}
+            shown = [replace(c, answer_types=()) for c in dense] if offline else dense
+            scored = self.ctx.reranker.score(rank, shown, input_names)[: self.recipe.fact_top_k]
+            facts = [Fact(originals[x.qa.qa_id], x.score) for x in scored]
+            if offline:
+                facts = self._with_floors(rank, facts, input_names, names or {}, floor_at_least or 0.0)
+            wanted = {e for e, _, _ in h.entities}
+            mine = [row for row in chunk_rows if wanted & set(row["entity_ids"])]
+            chunks = rank_chunks(mine, chunk_vectors, self.embed(h.subquery.text))[: self.recipe.chunk_top_k]
+            out.append(Retrieved(h.subquery, h.entities, facts, chunks))
+        return out
+
+    def _with_floors(
+        self,
+        question: str,
+        facts: list[Fact],
+        input_names: Sequence[str],
+        names: dict[str, str],
+        least: float,
+    ) -> list[Fact]:
+        """Each fact with the naming floor of its subject (its question entities), at least ``least``."""
+        subjects = list(dict.fromkeys(e for f in facts for e in f.qa.question_entity_ids))
+        known = {e: names[e] for e in subjects if e in names}
+        known.update(
+            {e: name for e, (name, _) in self._names([e for e in subjects if e not in known]).items()}
+        )
+        floors = self.name_scores(question, list(known.items()), input_names)
+        return [
+            replace(f, floor=max([least, *(floors.get(e, 1.0) for e in f.qa.question_entity_ids)]))
+            for f in facts
+        ]
+
+    def _candidates(self, hits: EntityHits, qa_rows: dict[str, list[dict[str, Any]]]) -> list[QACandidate]:
+        """The QA pairs of a sub-query's entities, plus its closest QA pairs about one of them."""
+        wanted = {e for e, _, _ in hits.entities}
+        candidates: dict[str, QACandidate] = {}
+        for entity_id, _, _ in hits.entities:
+            for row in qa_rows.get(entity_id, ()):
+                candidates.setdefault(row["qa_id"], _candidate_from_row(row))
+        for hit in hits.dense_hits:
+            if wanted & set(hit.question_entity_ids):
+                candidates.setdefault(hit.qa_id, hit)
+        # a local investigation looks past its anchors: a fact answering only with them adds nothing
+        blocked = set(hits.anchors)
+        return [c for c in candidates.values() if not (blocked and set(c.answer_ids) <= blocked)]
+
+    def _qa_rows(self, entity_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        if not entity_ids:
+            return {}
+        per_entity = self.recipe.qa_per_entity
+        rows = self.ctx.graph.read(
+            "traversals/qa_pairs_of_entities", entity_ids=list(entity_ids),
+            limit=per_entity * len(entity_ids), per_entity=per_entity,
+        )  # fmt: skip
+        by_entity: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            by_entity.setdefault(row["via_entity"], []).append(row)
+        return by_entity
+
+    def chunks_of(self, entity_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Chunks mentioning the entities (at most CHUNKS_PER_ENTITY each), with the entities they mention."""
+        if not entity_ids:
+            return []
+        return self.ctx.graph.read(
+            "hypergraph/chunks_of_entities", entity_ids=list(entity_ids), per_entity=CHUNKS_PER_ENTITY
+        )
+
+    def _chunk_rows(self, entity_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return self.chunks_of(entity_ids) if self.recipe.chunk_top_k else []
+
+    def _stored(self, collection: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        keys = list(dict.fromkeys(keys))
+        return self.ctx.vectors.get_vectors(collection, self.ctx.namespace, keys) if keys else {}
+
+    def ranked_chunks(self, rows: Sequence[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+        """Chunk rows by their passage vector's similarity to ``text``, best first."""
+        stored = self._stored(CHUNK_COLLECTION, [row["chunk_id"] for row in rows])
+        return rank_chunks(rows, stored, self.embed(text))
 
     def _global_entities(
         self, text: str, vector: np.ndarray, exclude: set[str]
@@ -229,58 +340,15 @@ class MemoryRetriever:
         rankings.append(sorted(stored, key=lambda e: (-float(np.dot(stored[e], vector)), e)))
         return reciprocal_rank_fusion(rankings)[: r.entity_top_k]
 
-    def _names(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        if not entity_ids:
-            return []
-        rows = {r["id"]: r for r in self.ctx.graph.read("traversals/entity_names", ids=list(entity_ids))}
-        return [(e, rows[e]["name"], rows[e]["type"] or "") for e in dict.fromkeys(entity_ids) if e in rows]
-
-    def _facts(
-        self, entity_ids: Sequence[str], dense_hits: Sequence[QACandidate], rank_by: str, blocked: set[str],
-        input_names: Sequence[str],
-    ) -> list[Fact]:  # fmt: skip
-        ctx, r = self.ctx, self.recipe
-        wanted = set(entity_ids)
-        candidates: dict[str, QACandidate] = {}
-        if entity_ids:
-            rows = ctx.graph.read(
-                "traversals/qa_pairs_of_entities", entity_ids=list(entity_ids),
-                limit=r.qa_per_entity * len(entity_ids), per_entity=r.qa_per_entity,
-            )  # fmt: skip
-            for row in rows:
-                candidates.setdefault(row["qa_id"], _candidate_from_row(row))
-        for hit in dense_hits:  # the closest QA pairs about a retrieved entity
-            if wanted & set(hit.question_entity_ids):
-                candidates.setdefault(hit.qa_id, hit)
-        # a local investigation looks past its anchors: a fact answering only with them adds nothing
-        kept = [c for c in candidates.values() if not (blocked and set(c.answer_ids) <= blocked)]
-        kept = self._with_dense_scores(kept, self.embed(rank_by))
-        scored = ctx.reranker.score(rank_by, kept, input_names)
-        return [Fact(s.qa, s.score) for s in scored[: r.fact_top_k]]
-
-    def _with_dense_scores(self, candidates: list[QACandidate], vector: np.ndarray) -> list[QACandidate]:
-        ids = [c.qa_id for c in candidates]
-        stored = self.ctx.vectors.get_vectors(QA_COLLECTION, self.ctx.namespace, ids) if ids else {}
-        return [
-            _with_dense(c, float(np.dot(stored[c.qa_id], vector))) if c.qa_id in stored else c
-            for c in candidates
-        ]
-
-    def _chunks(self, entity_ids: Sequence[str], vector: np.ndarray) -> list[dict[str, Any]]:
-        if not entity_ids or not self.recipe.chunk_top_k:
-            return []
-        rows = self.ctx.graph.read(
-            "hypergraph/chunks_of_entities", entity_ids=list(entity_ids), per_entity=CHUNKS_PER_ENTITY
-        )
-        return self.rank_chunks(rows, vector)[: self.recipe.chunk_top_k]
-
-    def rank_chunks(self, rows: Sequence[dict[str, Any]], vector: np.ndarray) -> list[dict[str, Any]]:
-        """Chunk rows by their passage vector's similarity to ``vector``, best first."""
-        ids = [row["chunk_id"] for row in rows]
-        stored = self.ctx.vectors.get_vectors(CHUNK_COLLECTION, self.ctx.namespace, ids) if ids else {}
-        scored = [{**row, "score": float(np.dot(stored[row["chunk_id"]], vector)) if row["chunk_id"] in stored else 0.0}
-                  for row in rows]  # fmt: skip
-        return sorted(scored, key=lambda row: (-row["score"], row["chunk_id"]))
+    def _names(self, entity_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Entity id -> (name, type), in one read."""
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids:
+            return {}
+        return {
+            r["id"]: (r["name"], r["type"] or "")
+            for r in self.ctx.graph.read("traversals/entity_names", ids=ids)
+        }
 
     def named_entities(
         self, question: str, entities: Sequence[tuple[str, str, str]]
@@ -292,19 +360,20 @@ class MemoryRetriever:
         partial = [e for e in entities if content_words(e[1]) & words]
         return named, partial
 
-    def naming_floor(
-        self, question: str, basis: Sequence[tuple[str, str, str]], input_names: Sequence[str]
-    ) -> float:
-        """The offline relevance threshold: the best score of a fact that is only an entity's name.
+    def name_scores(
+        self, question: str, entities: Sequence[tuple[str, str]], input_names: Sequence[str]
+    ) -> dict[str, float]:
+        """Entity id -> the reranker's score for a fact that is nothing but the entity's name.
 
         See the module docstring. The pseudo fact's answer is empty (it answers
         nothing), so the reranker neither blocks it as a named answer nor
-        applies an answer-type penalty to it.
+        applies an answer-type penalty to it; its dense part is the entity's
+        stored name vector.
         """
-        if not basis:
-            return 1.0
+        if not entities:
+            return {}
         vector = self.embed(question)
-        stored = self.ctx.vectors.get_vectors(ENTITY_COLLECTION, self.ctx.namespace, [e for e, _, _ in basis])
+        stored = self._stored(ENTITY_COLLECTION, [e for e, _ in entities])
         pseudo = [
             QACandidate(
                 qa_id=f"name:{e}",
@@ -317,14 +386,30 @@ class MemoryRetriever:
                 chunk_id="",
                 dense_score=float(np.dot(stored[e], vector)) if e in stored else None,
             )  # fmt: skip
-            for e, name, _ in basis
+            for e, name in entities
         ]
-        return max((s.score for s in self.ctx.reranker.score(question, pseudo, input_names)), default=1.0)
+        return {
+            s.qa.question_entity_ids[0]: s.score
+            for s in self.ctx.reranker.score(question, pseudo, input_names)
+        }
 
-    def names_of(self, entity_ids: Iterable[str], memory: WorkingMemory) -> None:
-        """Fill in the names of entities memory holds but has not named yet (answers of facts)."""
-        missing = [e for e in dict.fromkeys(entity_ids) if e not in memory.names]
-        memory.names.update({e: name for e, name, _ in self._names(missing)})
+    def names_of(self, changes: Sequence[Change], memory: WorkingMemory) -> None:
+        """Name the entities of changed points: answers are named by their facts, the rest in one read."""
+        for change in changes:
+            for fact in change.point.facts:
+                for entity_id, name in zip(fact.qa.answer_ids, fact.qa.answer_names, strict=False):
+                    memory.names.setdefault(entity_id, name)
+        missing = [e for c in changes for e in c.point.entity_ids if e not in memory.names]
+        memory.names.update({e: name for e, (name, _) in self._names(missing).items()})
+
+
+def rank_chunks(
+    rows: Sequence[dict[str, Any]], stored: dict[str, np.ndarray], vector: np.ndarray
+) -> list[dict[str, Any]]:
+    """Chunk rows scored by their stored passage vector against ``vector``, best first."""
+    scored = [{**row, "score": float(np.dot(stored[row["chunk_id"]], vector)) if row["chunk_id"] in stored else 0.0}
+              for row in rows]  # fmt: skip
+    return sorted(scored, key=lambda row: (-row["score"], row["chunk_id"]))
 
 
 def name_key(text: str) -> str:
@@ -383,13 +468,13 @@ def describe(facts: Sequence[Fact]) -> str:
     return " ".join(dict.fromkeys(f.sentence for f in ordered))
 
 
-def offline_evolve(memory: WorkingMemory, retrieved: Sequence[Retrieved], step: int, floor: float) -> int:
+def offline_evolve(memory: WorkingMemory, retrieved: Sequence[Retrieved], step: int) -> int:
     """Insert and update from the step's new relevant facts; returns how many such facts there were."""
     known = set(memory.facts())
     best: dict[str, Fact] = {}
     for r in retrieved:
         for fact in r.facts:
-            if fact.score > floor and fact.qa.qa_id not in known:
+            if fact.relevant and fact.qa.qa_id not in known:
                 if fact.qa.qa_id not in best or best[fact.qa.qa_id].score < fact.score:
                     best[fact.qa.qa_id] = fact
     groups: dict[frozenset[str], list[Fact]] = {}
@@ -415,10 +500,10 @@ def offline_evolve(memory: WorkingMemory, retrieved: Sequence[Retrieved], step: 
     return sum(len(f) for f in groups.values())
 
 
-def offline_merge(memory: WorkingMemory, floor: float, step: int, overlap: float, max_entities: int) -> None:
+def offline_merge(memory: WorkingMemory, step: int, overlap: float, max_entities: int) -> None:
     """Merge relevant points whose entity sets overlap strongly, strongest pair first, until none is left."""
     while True:
-        relevant = [p for p in memory.ranked() if p.relevance > floor]
+        relevant = [p for p in memory.ranked() if p.relevant]
         best: tuple[tuple[float, float], Point, Point] | None = None
         for a, b in itertools.combinations(relevant, 2):
             ea, eb = set(a.entity_ids), set(b.entity_ids)
@@ -436,7 +521,7 @@ def offline_merge(memory: WorkingMemory, floor: float, step: int, overlap: float
 
 
 def offline_plan(
-    question: str, memory: WorkingMemory, floor: float, investigated: set[frozenset[str]], local_points: int
+    question: str, memory: WorkingMemory, investigated: set[frozenset[str]], local_points: int
 ) -> tuple[bool, list[SubQuery]]:
     """Offline sufficiency and sub-queries.
 
@@ -445,7 +530,7 @@ def offline_plan(
     memory suffices. Otherwise the concern is looked for around each of the
     most relevant points not investigated yet (local) and beyond memory (global).
     """
-    relevant = [p for p in memory.ranked() if p.relevance > floor]
+    relevant = [p for p in memory.ranked() if p.relevant]
     covered = content_words(" ".join([p.description for p in relevant]
                                      + [memory.names.get(e, "") for p in relevant for e in p.entity_ids]))  # fmt: skip
     missing = content_words(question) - covered
@@ -463,20 +548,22 @@ def offline_plan(
 
 
 def offline_answer(
-    memory_points: Sequence[Point], floor: float, named_ids: Sequence[str]
+    memory_points: Sequence[Point], named_ids: Sequence[str], typed: dict[str, float]
 ) -> tuple[str, Fact | None]:
     """The answer entity at the far end of the relevant facts from what the question names, or N/A.
 
-    Candidates are the answers of relevant facts (score above the floor) in
-    the evidence points, except entities the question names itself. They are
-    ranked by how many facts separate them from a named entity (farther
+    Candidates are the answers of relevant facts (above their naming floor)
+    in the evidence points, except entities the question names itself. They
+    are ranked by how many facts separate them from a named entity (farther
     first: a multi-hop question asks for the end of its chain, and the
-    relevance floor keeps the chain from running past it), then by score.
+    relevance floor keeps the chain from running past it), then by ``typed``:
+    each fact's reranker score against the question *with* its answer type,
+    which prefers answers of the kind the question asks for.
     """
     facts: dict[str, Fact] = {}
     for point in memory_points:
         for fact in point.facts:
-            if fact.score > floor:
+            if fact.relevant:
                 facts.setdefault(fact.qa.qa_id, fact)
     named = set(named_ids)
     distance = hops_from(named, facts.values())
@@ -488,10 +575,13 @@ def offline_answer(
     ]
     if not candidates:
         return NA, None
-    candidates.sort(
-        key=lambda c: (c[1] not in distance, -distance.get(c[1], 0), -c[0].score, c[0].qa.qa_id, c[1])
-    )
-    best, _, name = candidates[0]
+
+    def rank(c: tuple[Fact, str, str]) -> tuple:
+        fact, answer_id, _ = c
+        return (answer_id not in distance, -distance.get(answer_id, 0), -typed.get(fact.qa.qa_id, 0.0),
+                -fact.score, fact.qa.qa_id, answer_id)  # fmt: skip
+
+    best, _, name = min(candidates, key=rank)
     return name, best
 
 
@@ -535,7 +625,7 @@ class HypergraphDetails(Details):
     steps: list[StepRecord] = field(default_factory=list)
     points: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str = ""
-    relevance_floor: float | None = None  # offline: the naming floor
+    relevance_floor: float | None = None  # offline: the naming floor of the entities the question names
     llm_calls: int = 0
     llm_input_tokens: int = 0
     llm_output_tokens: int = 0
@@ -594,7 +684,7 @@ class _Run:
     store: HypergraphStore
     details: HypergraphDetails
     timings: dict[str, float]
-    floor: float = 1.0
+    grounded: bool = False  # offline: memory holds something the question names
     named_ids: list[str] = field(default_factory=list)  # entities the question names (offline)
     named_names: list[str] = field(default_factory=list)
     investigated: set[frozenset[str]] = field(default_factory=set)
@@ -680,7 +770,7 @@ class HypergraphStrategy(AskStrategy):
                     return
             record.subqueries = [{"mode": s.mode, "query": s.text, "point": s.point} for s in subs]
             t0 = time.perf_counter()
-            retrieved = [self._retrieve(run, s) for s in subs]
+            retrieved = self._retrieve(run, subs)
             run.timed("retrieve", t0)
             record.retrieved = {
                 "entities": len({e for x in retrieved for e, _, _ in x.entities}),
@@ -703,7 +793,7 @@ class HypergraphStrategy(AskStrategy):
             finally:
                 run.timed("evolve", t0)
             changes = run.memory.take_changes()
-            self.retriever.names_of((e for c in changes for e in c.point.entity_ids), run.memory)
+            self.retriever.names_of(changes, run.memory)
             record.operations = [change_record(c, run.memory.names) for c in changes]
             t0 = time.perf_counter()
             run.store.write_step(step, changes)
@@ -715,36 +805,41 @@ class HypergraphStrategy(AskStrategy):
 
     def _plan(self, run: _Run, step: int) -> tuple[bool, list[SubQuery]]:
         if self.llm is None:
-            sufficient, subs = offline_plan(run.question, run.memory, run.floor, run.investigated,
+            sufficient, subs = offline_plan(run.question, run.memory, run.investigated,
                                             self.recipe.local_points)  # fmt: skip
             return sufficient, subs
         plan = self.llm.plan(run.question, run.memory, step, self.recipe.max_steps)
         return plan.sufficient, [SubQuery(q.mode, q.text, q.point) for q in plan.subqueries]
 
-    def _retrieve(self, run: _Run, sub: SubQuery) -> Retrieved:
-        """One sub-query's entities, relations and chunks. Offline, relations are ranked against the
+    def _retrieve(self, run: _Run, subs: Sequence[SubQuery]) -> list[Retrieved]:
+        """The step's entities, relations and chunks per sub-query. Offline, relations are ranked against the
         question (so scores compare with the naming floor, set from the question's first retrieval)."""
-        if sub.mode == "local" and sub.point in run.memory.points:
-            run.investigated.add(frozenset(run.memory.points[sub.point].entity_ids))
-        hits = self.retriever.find_entities(sub, run.memory, run.store)
+        for sub in subs:
+            if sub.mode == "local" and sub.point in run.memory.points:
+                run.investigated.add(frozenset(run.memory.points[sub.point].entity_ids))
+        hits = self.retriever.find_entities(subs, run.memory, run.store)
         if self.llm is not None:
-            return self.retriever.collect(hits, sub.text)
+            return self.retriever.collect(hits, [sub.text for sub in subs])
         if run.details.relevance_floor is None:
-            named, partial = self.retriever.named_entities(run.question, hits.entities)
+            named, partial = self.retriever.named_entities(run.question, hits[0].entities)
             run.named_ids = [e for e, _, _ in named]
             run.named_names = [name for _, name, _ in named]
-            # nothing named word for word: the best partial match stands in; nothing at all: floor 1 (N/A)
-            basis = named or partial[:1]
-            run.floor = self.retriever.naming_floor(run.question, basis, run.named_names)
-            run.details.relevance_floor = round(run.floor, 6)
-        return self.retriever.collect(hits, run.question, run.named_names)
+            # nothing named word for word: the best partial match stands in; nothing at all: N/A
+            basis = [(e, name) for e, name, _ in (named or partial[:1])]
+            scores = self.retriever.name_scores(run.question, basis, run.named_names)
+            run.grounded = bool(scores)
+            run.details.relevance_floor = round(max(scores.values(), default=1.0), 6)
+        return self.retriever.collect(
+            hits, [run.question] * len(subs), run.named_names, names=run.memory.names,
+            floor_at_least=0.0 if run.grounded else 1.0,
+        )  # fmt: skip
 
     def _evolve(self, run: _Run, retrieved: Sequence[Retrieved], step: int) -> int:
         """Apply one step's operations; returns how many relevant things changed (0 stops the run)."""
         r = self.recipe
         if self.llm is None:
-            added = offline_evolve(run.memory, retrieved, step, run.floor)
-            offline_merge(run.memory, run.floor, step, r.merge_overlap, r.max_point_entities)
+            added = offline_evolve(run.memory, retrieved, step)
+            offline_merge(run.memory, step, r.merge_overlap, r.max_point_entities)
             return added
         ops = self.llm.evolve(run.question, run.memory, [x.view() for x in retrieved])
         apply_operations(run.memory, ops, retrieved, step)
@@ -755,8 +850,12 @@ class HypergraphStrategy(AskStrategy):
         r, memory = self.recipe, run.memory
         t0 = time.perf_counter()
         if self.llm is None:
-            points = [p for p in memory.ranked() if p.relevance > run.floor][: r.evidence_points]
-            answer, best = offline_answer(points, run.floor, run.named_ids)
+            points = [p for p in memory.ranked() if p.relevant][: r.evidence_points]
+            facts = list({f.qa.qa_id: f.qa for p in points for f in p.facts}.values())
+            typed = {
+                x.qa.qa_id: x.score for x in self.context.reranker.score(run.question, facts, run.named_names)
+            }
+            answer, best = offline_answer(points, run.named_ids, typed)
             evidence = [
                 e
                 for p in points
@@ -795,12 +894,8 @@ class HypergraphStrategy(AskStrategy):
         entity_ids = list(dict.fromkeys(e for p in points for e in p.entity_ids))
         if not entity_ids or not self.recipe.answer_chunks:
             return []
-        rows = self.context.graph.read(
-            "hypergraph/chunks_of_entities", entity_ids=entity_ids, per_entity=CHUNKS_PER_ENTITY
-        )
-        return self.retriever.rank_chunks(rows, self.retriever.embed(run.question))[
-            : self.recipe.answer_chunks
-        ]
+        rows = self.retriever.chunks_of(entity_ids)
+        return self.retriever.ranked_chunks(rows, run.question)[: self.recipe.answer_chunks]
 
     def _ensure_collections(self) -> None:
         if not self._collections_ready:

@@ -52,6 +52,12 @@ class Fact:
 
     qa: QACandidate
     score: float
+    floor: float = 0.0  # offline: the score of a fact that only names its subject
+
+    @property
+    def relevant(self) -> bool:
+        """Offline: the fact says more about the question than the bare name of what it is about."""
+        return self.score > self.floor
 
     @property
     def entity_ids(self) -> frozenset[str]:
@@ -82,6 +88,11 @@ class Point:
 
     def node_id(self, query_id: str) -> str:
         return f"{query_id}:{self.label}:v{self.version}"
+
+    @property
+    def relevant(self) -> bool:
+        """Offline: at least one of its facts is relevant to the question."""
+        return any(f.relevant for f in self.facts)
 
 
 @dataclass(frozen=True)

@@ -167,10 +167,10 @@ def test_global_exploration_skips_memory_and_local_stays_in_the_neighbourhood(hg
         retriever = MemoryRetriever(AskContext(graph, hg_memory.vectors, hg_memory.embedder, OfflineReranker()),
                                     HypergraphRecipe())  # fmt: skip
 
-        found = retriever.find_entities(SubQuery("global", TWO_HOP), memory, store)
+        (found,) = retriever.find_entities([SubQuery("global", TWO_HOP)], memory, store)
         assert found.entities and not {e for e, _, _ in found.entities} & memory.entity_ids()
 
-        local = retriever.find_entities(SubQuery("local", "first president", "P1"), memory, store)
+        (local,) = retriever.find_entities([SubQuery("local", "first president", "P1")], memory, store)
         ids = [e for e, _, _ in local.entities]
         assert ids[:2] == [jpi, apa] and local.anchors == (jpi, apa)
         graph_neighbours = {r["id"] for r in graph.driver.execute_query(
@@ -181,7 +181,7 @@ def test_global_exploration_skips_memory_and_local_stays_in_the_neighbourhood(hg
         rows = {r["id"]: r["via"] for r in store.neighbourhood([jpi, apa], per_anchor=50, limit=100)}
         assert rows[tahoe] == ["memory"]  # a neighbour through working memory only
         assert tahoe not in graph_neighbours
-        facts = retriever.collect(local, "first president").facts
+        facts = retriever.collect([local], ["first president"])[0].facts
         assert facts and all(not set(f.qa.answer_ids) <= {jpi, apa} for f in facts)
     finally:
         store.delete()
