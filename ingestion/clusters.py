@@ -458,9 +458,9 @@ def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -
     if not with_vec:
         return sorted(members)
     matrix = np.stack([vectors[m] for m in with_vec])
-    centroid = matrix.mean(axis=0)
-    norm = float(np.linalg.norm(centroid))
-    scores = matrix @ (centroid / norm) if norm > 0 else np.zeros(len(with_vec))
+    mean = matrix.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    scores = matrix @ (mean / norm) if norm > 0 else np.zeros(len(with_vec))
     ranked = sorted(zip(with_vec, scores.tolist(), strict=True), key=lambda t: (-round(t[1], 6), t[0]))
     return [m for m, _ in ranked] + sorted(m for m in members if m not in vectors)
 

@@ -300,7 +300,9 @@ class Ingestor:
             t0 = time.perf_counter()
             stage_report = stage.run(chunks)
             report.timed(f"stage_{stage.name}", t0)
-            report.stage_failures.extend((stage.name, chunk_id, why) for chunk_id, why in stage_report.failures)
+            report.stage_failures.extend(
+                (stage.name, chunk_id, why) for chunk_id, why in stage_report.failures
+            )
 
     def _index_qa(self, records: Sequence[QARecord], vectors: Any) -> None:
         if not records:
@@ -310,9 +312,15 @@ class Ingestor:
                 key=r.id,
                 vector=vec,
                 payload=QAPayload(
-                    doc_id=r.doc_id, chunk_id=r.chunk_id, verb_phrase_id=r.verb_phrase_id, question=r.question,
-                    question_entity_ids=r.question_entity_ids, answer_entity_ids=r.answer_entity_ids,
-                    answer_names=r.answer_names, answer_types=r.answer_types, embedder=self.embedder.name,
+                    doc_id=r.doc_id,
+                    chunk_id=r.chunk_id,
+                    verb_phrase_id=r.verb_phrase_id,
+                    question=r.question,
+                    question_entity_ids=r.question_entity_ids,
+                    answer_entity_ids=r.answer_entity_ids,
+                    answer_names=r.answer_names,
+                    answer_types=r.answer_types,
+                    embedder=self.embedder.name,
                 ).to_payload(),
             )  # fmt: skip
             for r, vec in zip(records, vectors, strict=True)

@@ -30,6 +30,10 @@ from engramdb.platform.errors import EngramError, Store, unreachable_store
 if TYPE_CHECKING:
     from engramdb.platform.memory import Memory
 
+STRATEGY_HELP = (
+    "Ask strategy: chain, bm25, dense, diffusion, hypergraph, cluster (see `engramdb config show`)."
+)
+SET_HELP = "Override one of the strategy's settings for this call, e.g. --set beam_width=8 (repeatable)."
 F = TypeVar("F", bound=Callable[..., Any])
 # Soft wrap: a long path or id stays one line (the terminal folds it), so it can be copied whole.
 console = Console(soft_wrap=True)
@@ -544,11 +548,14 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
     "--decomposition", "decomposition_json", help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].'
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option("-s", "--strategy", default="chain", show_default=True, help=STRATEGY_HELP)
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
 @memory_options
 @pass_context
 @friendly_errors
-def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool) -> None:
-    """Answer QUESTION from memory (chain beam search over QA pairs).
+def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool, strategy: str,
+        assignments: tuple[str, ...]) -> None:  # fmt: skip
+    """Answer QUESTION from memory with a strategy (default: chain beam search over QA pairs).
 
     An empty namespace is an error (exit 1) that names the namespaces holding documents.
     """
@@ -564,13 +571,81 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
     with Memory(settings=ctx.settings()) as memory:
         if not memory.document_counts():
             raise InputError(empty_namespace_hint(memory))
-        result = memory.ask(question, decomposition=decomposition, trace=trace)
+        from engramdb.retrieval.strategy import parse_assignments
+
+        options = parse_assignments(assignments)
+        result = memory.ask(question, strategy=strategy, decomposition=decomposition, trace=trace, **options)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
         return
     from engramdb.retrieval.render import render_result
 
     render_result(console, result, trace=trace)
+
+
+def _per_strategy(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{"chain.beam_width": 8}`` into ``{"chain": {"beam_width": 8}}``."""
+    from engramdb.platform.errors import InputError
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        name, sep, knob = key.partition(".")
+        if not sep or not knob:
+            raise InputError(f"eval --set takes STRATEGY.KEY=VALUE, got {key!r}")
+        out.setdefault(name, {})[knob] = value
+    return out
+
+
+# ------------------------------------------------------------------ index
+@main.command()
+@click.argument("stages", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@memory_options
+@pass_context
+@friendly_errors
+def index(ctx: Context, stages: tuple[str, ...], as_json: bool) -> None:
+    """Bring the namespace's memory up to date for STAGES (default: every stage), without re-extracting."""
+    from dataclasses import asdict
+
+    from engramdb.platform.memory import Memory
+
+    with Memory(settings=ctx.settings()) as memory:
+        names = list(stages) or memory.stage_names
+        with err_console.status("Indexing...") as status:
+            reports = memory.index(names, progress=lambda s, n: status.update(f"Indexing {s}: +{n} chunks"))
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in reports], indent=2, default=str))
+        return
+    for report in reports:
+        written = ", ".join(f"{v} {k}" for k, v in report.written.items()) or "nothing new"
+        console.print(
+            f"{report.stage}: {report.chunks} chunks indexed ({written})", highlight=False, markup=False
+        )
+        for chunk_id, why in report.failures[:20]:
+            err_console.print(f"failed {chunk_id}: {why}", highlight=False, markup=False)
+    if not reports:
+        console.print("no memory stages are configured")
+
+
+# ----------------------------------------------------------------- memory
+@main.group("memory")
+def memory_group() -> None:
+    """Inspect kept working memory (hypergraph runs kept with --set keep_memory=true)."""
+
+
+@memory_group.command("show")
+@click.argument("query_id")
+@memory_options
+@pass_context
+@friendly_errors
+def memory_show(ctx: Context, query_id: str) -> None:
+    """Replay a kept hypergraph run: its steps in order, with each memory point's operation."""
+    from engramdb.platform.memory import Memory
+    from engramdb.retrieval.hypergraph import load_memory_run, render_memory_run
+
+    with Memory(settings=ctx.settings()) as memory:
+        rows = load_memory_run(memory.graph, query_id)
+    render_memory_run(console, rows)
 
 
 # ------------------------------------------------------------------- eval
@@ -586,7 +661,14 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
     "--strategy",
     "strategies",
     multiple=True,
-    help="Strategy to run (repeatable; default chain, bm25, dense).",
+    help="Strategy to run (repeatable; default: every registered strategy).",
+)
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="STRATEGY.KEY=VALUE",
+    help="Override a strategy's setting for this run, e.g. chain.beam_width=8 (repeatable).",
 )
 @click.option("--limit", type=int, help="Only the first N questions.")
 @click.option(
@@ -600,20 +682,20 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
 @memory_options
 @pass_context
 @friendly_errors
-def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: tuple[str, ...], limit: int | None,
-                 decomposition: str | None, out: Path | None) -> None:  # fmt: skip
+def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: tuple[str, ...],
+                 assignments: tuple[str, ...], limit: int | None, decomposition: str | None,
+                 out: Path | None) -> None:  # fmt: skip
     """Evaluate strategies side by side on DATASET (MuSiQue format or [{question, answer}])."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from engramdb.ingestion.documents import make_document
     from engramdb.ingestion.loaders import load_path
     from engramdb.platform.errors import InputError
-    from engramdb.platform.llm import make_chat_model
     from engramdb.platform.memory import Memory
     from engramdb.retrieval.eval_data import load_dataset
     from engramdb.retrieval.eval_report import markdown_table, write_report
-    from engramdb.retrieval.evaluation import run_eval, summarize
-    from engramdb.retrieval.strategies import EvalContext, make_strategy
+    from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
+    from engramdb.retrieval.strategy import parse_assignments, strategy_class, strategy_names
 
     items = load_dataset(dataset)[:limit] if limit else load_dataset(dataset)
     if corpus is not None:
@@ -632,15 +714,21 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
         raise InputError(
             "--decomposition llm needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key"
         )
-    names = list(strategies) or ["chain", "bm25", "dense"]
+    names = list(dict.fromkeys(strategies)) or strategy_names()
+    for name in names:
+        strategy_class(name)  # unknown names fail before any work, with the list of known ones
+    per_strategy = _per_strategy(parse_assignments(assignments))
     out_dir = out or Path("eval-results") / dataset.stem
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Memory(settings=settings) as memory:
         with Progress(*columns, console=err_console) as bar:
             task = bar.add_task("build memory", total=len(documents))
             memory.ingest(documents, progress=lambda n: bar.advance(task, n))
-        context = EvalContext(memory, decomposition, make_chat_model(settings))
-        runners = [make_strategy(name, context) for name in names]
+        mode = "offline" if decomposition in ("gold", "offline") else "llm"
+        runners = [
+            EvalRunner(memory.strategy(name, decomposition=mode, **per_strategy.get(name, {})), decomposition)
+            for name in names
+        ]
         with Progress(*columns, console=err_console) as bar:
             task = bar.add_task("evaluate", total=len(items))
             records = run_eval(runners, items, progress=lambda n: bar.advance(task, n))
@@ -668,12 +756,20 @@ def config() -> None:
 @friendly_errors
 def config_show(ctx: Context, as_json: bool) -> None:
     """Show effective settings (secrets masked)."""
-    data = ctx.settings().masked()
+    from engramdb.retrieval.strategy import make_recipe, strategy_names
+
+    settings = ctx.settings()
+    data = settings.masked()
+    data.pop("ask", None)
+    recipes = {name: make_recipe(name, settings.ask.get(name)).model_dump() for name in strategy_names()}
     if as_json:
-        click.echo(json.dumps(data, indent=2, default=str))
+        click.echo(json.dumps({**data, "ask": recipes}, indent=2, default=str))
         return
     for key, value in data.items():
         console.print(f"{key:24} {'' if value is None else value}", highlight=False, markup=False)
+    for name, recipe in recipes.items():
+        for knob, value in recipe.items():
+            console.print(f"{'ask.' + name + '.' + knob:24} {value}", highlight=False, markup=False)
 
 
 @main.command()

@@ -33,6 +33,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import ConfigError, LLMError
 
+
 @dataclass(frozen=True)
 class Provider:
     """How one ``llm`` provider prefix becomes a langchain chat model."""

@@ -48,14 +48,17 @@ class Memory:
         chat_model: BaseChatModel | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        vectors: VectorStore | None = None,
     ) -> None:
         """``chat_model``, ``embedder`` and ``reranker`` replace the configured ones: any langchain-core
-        chat model (a local Ollama or vLLM model included) extracts, decomposes and answers."""
+        chat model (a local Ollama or vLLM model included) extracts, decomposes and answers. ``vectors``
+        is an open vector store to use instead of the configured one (closed with this Memory)."""
         self.settings = settings or Settings()
         self.namespace = validate_namespace(namespace or self.settings.namespace)
         self._chat_model = chat_model
         self._embedder = embedder
         self._reranker = reranker
+        self._vectors = vectors
         self._strategies: dict[tuple[str, tuple[tuple[str, str], ...]], AskStrategy] = {}
 
     # Stores, opened on first use -----------------------------------------
@@ -71,7 +74,7 @@ class Memory:
 
     @cached_property
     def vectors(self) -> VectorStore:
-        return acquire_vector_store(self.settings)
+        return self._vectors if self._vectors is not None else acquire_vector_store(self.settings)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -115,7 +118,9 @@ class Memory:
         reports = []
         for name in stages or self.stage_names:
             stage = make_stage(name, self.stage_context)
-            reports.append(stage.index_namespace(progress=(lambda n, s=name: progress(s, n)) if progress else None))
+            reports.append(
+                stage.index_namespace(progress=(lambda n, s=name: progress(s, n)) if progress else None)
+            )
         return reports
 
     def missing_stages(self) -> dict[str, int]:
@@ -137,7 +142,9 @@ class Memory:
 
         return self._reranker if self._reranker is not None else make_reranker(self.settings)
 
-    def ask_context(self, *, chat_model: BaseChatModel | None = None, decomposition: str = "auto") -> AskContext:
+    def ask_context(
+        self, *, chat_model: BaseChatModel | None = None, decomposition: str = "auto"
+    ) -> AskContext:
         """What strategies run on: this memory's stores and models.
 
         ``chat_model`` (default: this memory's) decomposes and answers;
@@ -152,7 +159,9 @@ class Memory:
             raise InputError(f"decomposition must be auto, llm or offline, not {decomposition!r}")
         model = chat_model if chat_model is not None else self.chat_model
         if decomposition == "llm" and model is None:
-            raise ConfigError("LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key")
+            raise ConfigError(
+                "LLM decomposition needs an LLM: set ENGRAMDB_LLM (e.g. openai:gpt-4o-mini) and its key"
+            )
         self.vectors.ensure_collection(QA_COLLECTION, self.embedder.dim)
         return AskContext(
             self.graph, self.vectors, self.embedder, self.reranker, chat_model=model,
@@ -166,7 +175,9 @@ class Memory:
         """A ready strategy over this memory; ``options`` override its recipe (see ``engramdb config show``)."""
         from engramdb.retrieval.strategy import make_strategy
 
-        return make_strategy(name, self.ask_context(chat_model=chat_model, decomposition=decomposition), **options)
+        return make_strategy(
+            name, self.ask_context(chat_model=chat_model, decomposition=decomposition), **options
+        )
 
     # Operations -------------------------------------------------------------
     def ask(
@@ -276,6 +287,7 @@ class Memory:
         if "vectors" in self.__dict__:
             self.vectors.close()
             del self.__dict__["vectors"]
+        self._vectors = None  # a store given to the constructor is closed with this Memory
 
     def __enter__(self) -> Memory:
         return self

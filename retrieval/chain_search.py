@@ -86,7 +86,9 @@ class ChainSearch:
             extensions: list[Chain] = []
             hop_trace = HopTrace(seq_index, hop, [q for q, _, _ in instantiated], [], [], [])
             started = time.perf_counter()
-            requests = [HopRequest(q, v, tuple(ids)) for (q, ids, _), v in zip(instantiated, vectors, strict=True)]
+            requests = [
+                HopRequest(q, v, tuple(ids)) for (q, ids, _), v in zip(instantiated, vectors, strict=True)
+            ]
             retrieved = self.hops.retrieve_many(requests)
             timings["retrieve"] += time.perf_counter() - started
             for chain, (query, _ids, names), found in zip(beams, instantiated, retrieved, strict=True):
@@ -138,4 +140,3 @@ def _visited(chain: Chain) -> set[str]:
 
 def _summary(chain: Chain) -> str:
     return " ⇒ ".join(f"{s.qa.question} [{s.answer_name}]" for s in chain.steps)
-

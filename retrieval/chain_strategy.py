@@ -35,7 +35,9 @@ class ChainRecipe(Recipe):
     entity_top_k: int = Field(20, ge=1, le=500, description="BM25 entities per hop.")
     dense_top_k: int = Field(30, ge=0, le=500, description="QA pairs by vector similarity per hop.")
     qa_per_entity: int = Field(40, ge=1, le=1000, description="QA pairs collected per matched entity.")
-    na_threshold: float = Field(DEFAULT_NA_THRESHOLD, ge=0.0, le=1.0, description="Offline: below this chain score, N/A.")
+    na_threshold: float = Field(
+        DEFAULT_NA_THRESHOLD, ge=0.0, le=1.0, description="Offline: below this chain score, N/A."
+    )
 
 
 @register_strategy
@@ -54,16 +56,28 @@ class ChainStrategy(AskStrategy):
         use_llm = model is not None and context.decomposition in ("auto", "llm")
         offline_answerer = OfflineAnswerer(r.na_threshold)
         self.decomposer: LLMDecomposer | OfflineDecomposer = (
-            LLMDecomposer(model, fallback=OfflineDecomposer()) if use_llm and model is not None else OfflineDecomposer()
+            LLMDecomposer(model, fallback=OfflineDecomposer())
+            if use_llm and model is not None
+            else OfflineDecomposer()
         )
         self.answerer: LLMAnswerer | OfflineAnswerer = (
-            LLMAnswerer(model, evidence_floor=r.na_threshold, fallback=offline_answerer) if model is not None else offline_answerer
+            LLMAnswerer(model, evidence_floor=r.na_threshold, fallback=offline_answerer)
+            if model is not None
+            else offline_answerer
         )
-        hops = HopRetriever(context.graph, context.vectors, HopSettings(r.entity_top_k, r.qa_per_entity, r.dense_top_k))
-        self.search = ChainSearch(hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k))
+        hops = HopRetriever(
+            context.graph, context.vectors, HopSettings(r.entity_top_k, r.qa_per_entity, r.dense_top_k)
+        )
+        self.search = ChainSearch(
+            hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k)
+        )
 
     def ask(
-        self, question: str, *, decomposition: Decomposition | Sequence[Sequence[str]] | None = None, trace: bool = False
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
+        trace: bool = False,
     ) -> AskResult:
         if not isinstance(question, str) or not question.strip():
             raise DecompositionError("the question is empty")

@@ -46,6 +46,9 @@ from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
 
+#: Chunks read under each active cluster when the activated chunks are fewer than the evidence needs.
+FILL_PER_CLUSTER = 30
+
 SELECT_PROMPT = """You help answer a question from a hierarchical memory. Below are numbered memory items: \
 summaries of groups of passages (level 1 and up) and single passages (level 0).
 Pick every item that could help answer the question, directly or as a step towards the answer \
@@ -55,13 +58,22 @@ you pick, separated by commas, or with 0 if none helps."""
 
 class ClusterRecipe(Recipe):
     top_s: int = Field(5, ge=1, le=100, description="Nodes of all levels found by similarity first.")
-    keep_ratio: float = Field(0.85, ge=0.0, le=1.0, description="Offline prune: keep nodes scoring >= ratio x best.")
+    keep_ratio: float = Field(
+        0.85, ge=0.0, le=1.0, description="Offline prune: keep nodes scoring >= ratio x best."
+    )
     max_rounds: int = Field(3, ge=0, le=20, description="Grow rounds after the first selection.")
     max_active: int = Field(40, ge=1, le=1000, description="Cap on activated nodes.")
     passages: int = Field(5, ge=1, le=50, description="Chunks given as evidence.")
     summaries: int = Field(2, ge=0, le=20, description="Cluster summaries given as evidence.")
-    na_quantile: float = Field(0.5, ge=0.0, le=1.0, description="Offline: quantile of the withheld-answer scores that is the N/A bar.")
-    na_sample: int = Field(40, ge=5, le=1000, description="Offline: QA pairs sampled from memory for the N/A bar.")
+    na_quantile: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Offline: quantile of the withheld-answer scores that is the N/A bar.",
+    )
+    na_sample: int = Field(
+        40, ge=5, le=1000, description="Offline: QA pairs sampled from memory for the N/A bar."
+    )
 
 
 @dataclass
@@ -116,7 +128,11 @@ class ClusterStrategy(AskStrategy):
 
     # ------------------------------------------------------------------ ask
     def ask(
-        self, question: str, *, decomposition: Decomposition | Sequence[Sequence[str]] | None = None, trace: bool = False
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
+        trace: bool = False,
     ) -> AskResult:
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty")
@@ -142,9 +158,14 @@ class ClusterStrategy(AskStrategy):
         )  # fmt: skip
 
     # ------------------------------------------------------------------ prune and grow
-    def _prune_and_grow(self, question: str, query: np.ndarray, details: ClusterDetails, trace: bool) -> dict[str, Node]:
+    def _prune_and_grow(
+        self, question: str, query: np.ndarray, details: ClusterDetails, trace: bool
+    ) -> dict[str, Node]:
         r, ctx = self.recipe, self.context
-        hits = [Node(h.key, 0, float(h.score)) for h in ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, r.top_s)]
+        hits = [
+            Node(h.key, 0, float(h.score))
+            for h in ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, r.top_s)
+        ]
         hits += [Node(h.key, int(h.payload.get("level") or 0), float(h.score))
                  for h in ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, query, r.top_s)]  # fmt: skip
         candidates = self._described(sorted(hits, key=_rank)[: r.top_s])
@@ -183,7 +204,9 @@ class ClusterStrategy(AskStrategy):
         assert model is not None
         items = "\n".join(f"[{i}] (level {n.level}) {_clip(passage_text(n.title, n.text), 700)}"
                           for i, n in enumerate(candidates, 1))  # fmt: skip
-        reply = model.invoke([SystemMessage(SELECT_PROMPT), HumanMessage(f"Question: {question}\n\nItems:\n{items}")])
+        reply = model.invoke(
+            [SystemMessage(SELECT_PROMPT), HumanMessage(f"Question: {question}\n\nItems:\n{items}")]
+        )
         picked = {int(x) for x in re.findall(r"\d+", message_text(reply))}  # type: ignore[arg-type]
         return [n for i, n in enumerate(candidates, 1) if i in picked]
 
@@ -207,7 +230,9 @@ class ClusterStrategy(AskStrategy):
         ctx = self.context
         for collection, group in ((CHUNK_COLLECTION, [n for n in nodes if n.level == 0]),
                                   (CLUSTER_COLLECTION, [n for n in nodes if n.level > 0])):  # fmt: skip
-            vectors = ctx.vectors.get_vectors(collection, ctx.namespace, [n.id for n in group]) if group else {}
+            vectors = (
+                ctx.vectors.get_vectors(collection, ctx.namespace, [n.id for n in group]) if group else {}
+            )
             for n in group:
                 vector = vectors.get(n.id)
                 n.score = float(np.dot(vector, query)) if vector is not None else 0.0
@@ -223,26 +248,37 @@ class ClusterStrategy(AskStrategy):
         for n in nodes:
             row = found.get(n.id)
             if row is not None:
-                n.title, n.text, n.doc_id, n.level = row["title"] or "", row["text"] or "", row["doc_id"] or "", int(row["level"])
+                n.title, n.text, n.doc_id, n.level = (
+                    row["title"] or "",
+                    row["text"] or "",
+                    row["doc_id"] or "",
+                    int(row["level"]),
+                )
                 out.append(n)
         return out
 
     # ------------------------------------------------------------------ evidence and answer
     def _evidence_nodes(self, active: Mapping[str, Node], query: np.ndarray) -> tuple[list[Node], list[Node]]:
-        """The best chunks among the active ones and the chunk children of active clusters; the best summaries."""
+        """The best active chunks (topped up from the chunks under active clusters) and the best summaries.
+
+        An active cluster stands for the chunks under it, so when fewer than
+        ``passages`` chunks were activated themselves, the best of those
+        chunks by cosine fill the evidence up.
+        """
         r = self.recipe
         chunks = {n.id: n for n in active.values() if n.level == 0}
-        level_one = [n for n in active.values() if n.level == 1]
-        if len(chunks) < r.passages and level_one:
-            rows = self.context.graph.read("clusters/expand", chunk_ids=[], cluster_ids=[n.id for n in level_one])
-            extra = {row["id"]: Node(row["id"], 0, 0.0, via="child") for row in rows
-                     if row["relation"] == "child" and row["id"] not in chunks}  # fmt: skip
-            if extra:
-                self._score(list(extra.values()), query)
-                chunks.update((n.id, n) for n in self._described(list(extra.values())))
+        clusters = sorted((n for n in active.values() if n.level > 0), key=_rank)
+        if len(chunks) < r.passages and clusters:
+            rows = self.context.graph.read(
+                "clusters/cluster_chunks", ids=[n.id for n in clusters], limit=FILL_PER_CLUSTER
+            )
+            under = {cid: Node(cid, 0, 0.0, via="under active cluster") for row in rows for cid in row["chunk_ids"]
+                     if cid not in chunks}  # fmt: skip
+            if under:
+                self._score(list(under.values()), query)
+                chunks.update((n.id, n) for n in self._described(list(under.values())))
         passages = sorted(chunks.values(), key=_rank)[: r.passages]
-        summaries = sorted((n for n in active.values() if n.level > 0), key=_rank)[: r.summaries]
-        return passages, summaries
+        return passages, clusters[: r.summaries]
 
     def _passage_evidence(self, nodes: Sequence[Node]) -> list[Evidence]:
         return [
@@ -255,7 +291,10 @@ class ClusterStrategy(AskStrategy):
         """Cluster summaries; a cluster spans documents, so its provenance is a few chunks under it."""
         if not nodes:
             return []
-        rows = {r["id"]: r for r in self.context.graph.read("clusters/cluster_chunks", ids=[n.id for n in nodes], limit=5)}
+        rows = {
+            r["id"]: r
+            for r in self.context.graph.read("clusters/cluster_chunks", ids=[n.id for n in nodes], limit=5)
+        }
         out = []
         for n in nodes:
             row = rows.get(n.id, {"chunk_ids": [], "doc_ids": []})
@@ -280,7 +319,9 @@ class ClusterStrategy(AskStrategy):
         details.best_qa, details.best_qa_score = qa.text, round(score, 4)
         return ", ".join(qa.answer_names) if score >= details.na_threshold and qa.answer_names else NA
 
-    def _best_qa(self, question: str, chunk_ids: Sequence[str], query: np.ndarray | None = None) -> tuple[QACandidate, float] | None:
+    def _best_qa(
+        self, question: str, chunk_ids: Sequence[str], query: np.ndarray | None = None
+    ) -> tuple[QACandidate, float] | None:
         """The reranker's best QA pair extracted from these chunks, with its score."""
         if not chunk_ids:
             return None
@@ -288,7 +329,9 @@ class ClusterStrategy(AskStrategy):
         if not rows:
             return None
         query = self.context.embedder.embed_query(question) if query is None else query
-        vectors = self.context.vectors.get_vectors(QA_COLLECTION, self.context.namespace, [r["qa_id"] for r in rows])
+        vectors = self.context.vectors.get_vectors(
+            QA_COLLECTION, self.context.namespace, [r["qa_id"] for r in rows]
+        )
         candidates = [
             QACandidate(
                 qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
@@ -354,7 +397,10 @@ def render_cluster_trace(console: Console, details: Details) -> None:
     console.print(f"[bold]active nodes:[/] {len(details.active)}")
     if details.best_qa:
         bar = f" (N/A below {details.na_threshold:.3f})" if details.na_threshold is not None else ""
-        console.print(f"[bold]best QA pair:[/] {details.best_qa_score:.3f} {escape(details.best_qa)}{bar}", highlight=False)
+        console.print(
+            f"[bold]best QA pair:[/] {details.best_qa_score:.3f} {escape(details.best_qa)}{bar}",
+            highlight=False,
+        )
 
 
 __all__ = ["ClusterDetails", "ClusterRecipe", "ClusterRound", "ClusterStrategy", "render_cluster_trace"]

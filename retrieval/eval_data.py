@@ -59,7 +59,9 @@ def _item(raw: Any, index: int, path: Path) -> EvalItem:
         for p in raw.get("paragraphs") or []
     ]  # fmt: skip
     supporting = tuple(
-        make_document(p["text"], title=p["title"]).id for p in paragraphs if p["is_supporting"] and p["text"].strip()
+        make_document(p["text"], title=p["title"]).id
+        for p in paragraphs
+        if p["is_supporting"] and p["text"].strip()
     )
     return EvalItem(
         id=str(raw.get("id", index)), question=question.strip(),

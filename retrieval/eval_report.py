@@ -27,7 +27,9 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out_dir: Path, meta: dict[str, Any], summary: list[dict[str, Any]], records: Sequence[Record]) -> dict[str, Path]:
+def write_report(
+    out_dir: Path, meta: dict[str, Any], summary: list[dict[str, Any]], records: Sequence[Record]
+) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / "results.json", "markdown": out_dir / "summary.md"}
     paths["json"].write_text(json.dumps({"meta": meta, "summary": summary, "records": records_as_dicts(records)},

@@ -23,8 +23,12 @@ def passage_evidence(rows: Sequence[dict[str, Any]], scores: Sequence[float] | N
         score = float(scores[i]) if scores is not None else float(row.get("score") or 0.0)
         out.append(
             Evidence(
-                kind="passage", id=row["chunk_id"], text=passage_text(row.get("title") or "", row["text"]),
-                score=score, doc_id=row["doc_id"], chunk_ids=(row["chunk_id"],),
+                kind="passage",
+                id=row["chunk_id"],
+                text=passage_text(row.get("title") or "", row["text"]),
+                score=score,
+                doc_id=row["doc_id"],
+                chunk_ids=(row["chunk_id"],),
                 metadata={"title": row.get("title") or ""},
             )  # fmt: skip
         )

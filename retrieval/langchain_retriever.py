@@ -42,6 +42,8 @@ class EngramRetriever(BaseRetriever):
     memory: Any
     strategy: str = "chain"
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
         result = self.memory.ask(query, strategy=self.strategy)
         return [Document(page_content=text, metadata=meta) for text, _, meta in evidence_records(result)]

@@ -24,6 +24,8 @@ class EngramLlamaIndexRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         result = self.memory.ask(query_bundle.query_str, strategy=self.strategy)
         return [
-            NodeWithScore(node=TextNode(text=text, id_=f"{meta['kind']}:{meta['id']}", metadata=meta), score=score)
+            NodeWithScore(
+                node=TextNode(text=text, id_=f"{meta['kind']}:{meta['id']}", metadata=meta), score=score
+            )
             for text, score, meta in evidence_records(result)
         ]

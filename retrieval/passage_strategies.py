@@ -44,7 +44,11 @@ class PassageStrategy(AskStrategy):
         """The top passages (chunk rows: chunk_id, doc_id, title, text, score), best first."""
 
     def ask(
-        self, question: str, *, decomposition: Decomposition | Sequence[Sequence[str]] | None = None, trace: bool = False
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
+        trace: bool = False,
     ) -> AskResult:
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty")

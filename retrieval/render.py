@@ -34,17 +34,27 @@ def register_renderer(kind: str) -> Callable[[DetailsRenderer], DetailsRenderer]
 def render_result(console: Console, result: AskResult, trace: bool = False) -> None:
     if trace and result.details.kind in _RENDERERS:
         _RENDERERS[result.details.kind](console, result.details)
-    console.print(f"[bold]Question:[/] {escape(result.question)}  [dim](strategy {escape(result.strategy)})[/]", highlight=False)
+    console.print(
+        f"[bold]Question:[/] {escape(result.question)}  [dim](strategy {escape(result.strategy)})[/]",
+        highlight=False,
+    )
     for i, seq in enumerate(result.decomposition, start=1):
         console.print(f"  sequence {i}: " + escape("  →  ".join(seq)), highlight=False)
     if result.decomposed_by:
         console.print(f"  [dim]sub-questions from: {escape(result.decomposed_by)}[/]", highlight=False)
     if result.answer is None:
-        console.print("[bold]Answer:[/] none — this strategy retrieves only (configure an LLM to read the evidence)")
+        console.print(
+            "[bold]Answer:[/] none — this strategy retrieves only (configure an LLM to read the evidence)"
+        )
     elif result.is_na:
-        console.print("[bold yellow]Answer: N/A[/] — no evidence in memory supports an answer", highlight=False)
+        console.print(
+            "[bold yellow]Answer: N/A[/] — no evidence in memory supports an answer", highlight=False
+        )
     else:
-        console.print(f"[bold green]Answer:[/] {escape(result.answer)}  [dim](by {escape(result.answered_by)})[/]", highlight=False)
+        console.print(
+            f"[bold green]Answer:[/] {escape(result.answer)}  [dim](by {escape(result.answered_by)})[/]",
+            highlight=False,
+        )
     for note in result.notes:
         console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
     if result.evidence:
@@ -77,7 +87,9 @@ def render_chain_trace(console: Console, details: Details) -> None:
             console.print(f"[cyan]query[/] {escape(query)}", highlight=False)
         shown = sorted(hop.candidates, key=lambda c: -c[2])[:MAX_CANDIDATES_SHOWN]
         for query, text, score in shown:
-            console.print(f"  [dim]candidate[/] {score:.3f}  {escape(text)}  [dim]({escape(query)})[/]", highlight=False)
+            console.print(
+                f"  [dim]candidate[/] {score:.3f}  {escape(text)}  [dim]({escape(query)})[/]", highlight=False
+            )
         if len(hop.candidates) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.candidates) - MAX_CANDIDATES_SHOWN} more candidates[/]")
         for summary, score in hop.kept:
@@ -93,5 +105,7 @@ def render_passage_scores(console: Console, details: Details) -> None:
     assert isinstance(details, PassageDetails)
     console.rule(f"passages by {details.method}")
     for row in details.scores:
-        parts = "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={escape(str(v))}" for k, v in row.items())
+        parts = "  ".join(
+            f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={escape(str(v))}" for k, v in row.items()
+        )
         console.print(f"  {parts}", highlight=False)

@@ -83,7 +83,11 @@ class AskStrategy(ABC):
 
     @abstractmethod
     def ask(
-        self, question: str, *, decomposition: Decomposition | Sequence[Sequence[str]] | None = None, trace: bool = False
+        self,
+        question: str,
+        *,
+        decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
+        trace: bool = False,
     ) -> AskResult:
         """Answer ``question``; ``decomposition`` (sub-questions) is used by strategies that decompose."""
 
@@ -140,7 +144,9 @@ def make_recipe(name: str, *layers: Mapping[str, Any] | None) -> Recipe:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         known = ", ".join(cls.model_fields) or "none"
-        raise InputError(f"invalid settings for strategy {name!r}: {problems} (its settings: {known})") from exc
+        raise InputError(
+            f"invalid settings for strategy {name!r}: {problems} (its settings: {known})"
+        ) from exc
 
 
 def make_strategy(name: str, context: AskContext, **overrides: Any) -> AskStrategy:

@@ -182,3 +182,61 @@ def test_bad_settings_are_refused_with_their_name(memory: Memory) -> None:
         make_stage(memory, theta=2.0)
     with pytest.raises(InputError, match="unknown_knob"):
         make_stage(memory, unknown_knob=1)
+
+
+# --------------------------------------------------------------------------- the cluster strategy
+
+
+def test_prune_and_grow_returns_cited_evidence_and_a_trace(module_memory: Memory, corpus: list[dict]) -> None:
+    from rich.console import Console
+
+    from engramdb.retrieval.cluster_strategy import ClusterDetails, ClusterStrategy
+    from engramdb.retrieval.render import render_result
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    stage = make_stage(module_memory)
+    stage.clear()
+    stage.index_namespace()
+    context = AskContext(module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker())
+    strategy = ClusterStrategy(context)
+    title = corpus[0]["title"]
+    result = strategy.ask(f"What is known about {title}?", trace=True)
+    assert result.strategy == "cluster" and result.answer
+    kinds = [e.kind for e in result.evidence]
+    assert kinds[0] == "passage" and "cluster" in kinds and kinds.count("passage") == 5
+    assert title in {e.metadata.get("title") for e in result.evidence}
+    assert {c.evidence_id for c in result.citations} == {e.id for e in result.evidence}  # every item is cited
+    titles = {p["title"] for p in corpus}
+    assert all(c.title in titles for c in result.citations)
+    details = result.details
+    assert isinstance(details, ClusterDetails) and details.rounds[0].kept and details.active
+    assert len(details.rounds) >= 2  # it grew at least once from the first selection
+    assert 0.0 < details.na_threshold < 1.0
+    console = Console(record=True, width=120)
+    render_result(console, result, trace=True)
+    shown = console.export_text()
+    assert "round 0" in shown and "kept" in shown and "best QA pair" in shown
+    absent = strategy.ask("Which spacecraft first landed on the moons of the planet Zorbulon?")
+    assert absent.answer == "N/A"
+
+
+def test_with_a_chat_model_the_model_prunes_and_answers(module_memory: Memory) -> None:
+    from engramdb.retrieval.cluster_strategy import ClusterDetails, ClusterStrategy
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    stage = make_stage(module_memory)
+    if stage.missing():
+        stage.index_namespace()
+    # Round 0: the model keeps item 1; round 1: nothing more; then it answers from the evidence.
+    model = FakeListChatModel(responses=["1", "0", "American Institute of Physics"])
+    context = AskContext(module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker(),
+                         chat_model=model)  # fmt: skip
+    result = ClusterStrategy(context).ask("Who publishes the Journal of Mathematical Physics?")
+    details = result.details
+    assert isinstance(details, ClusterDetails)
+    assert details.rounds[0].kept == [details.rounds[0].candidates[0][0]]
+    assert [r.kept for r in details.rounds[1:]] == [[]]
+    assert result.answer == "American Institute of Physics" and result.answered_by == "llm"
+    assert result.evidence and result.citations

@@ -402,17 +402,12 @@ def test_backends_return_the_same_results(tmp_path: Path) -> None:
 
 def test_ingest_ask_delete_with_the_server_backend(isolated_settings, namespace: str, tmp_path: Path) -> None:
     """A Memory whose vectors live in the server backend ingests, answers and forgets."""
-    from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
     from engramdb.platform.memory import Memory
+    from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
     from engramdb.retrieval.answering import NA
 
     store = local_server_store(tmp_path / "server-memory")
-    memory = Memory(namespace=namespace, settings=isolated_settings)
-    # TODO(lead): Memory has no public seam for its vector store yet; this sets the cached
-    # property directly. Proposed: `Memory(namespace, settings, *, vectors: VectorStore | None = None)`
-    # (used instead of acquire_vector_store when given, and closed by Memory.close), then write
-    # `Memory(namespace=namespace, settings=isolated_settings, vectors=store)` here.
-    memory.vectors = store
+    memory = Memory(namespace=namespace, settings=isolated_settings, vectors=store)
     try:
         memory.ingest(
             [
