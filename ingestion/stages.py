@@ -143,7 +143,7 @@ class MemoryStage(ABC):
 
 _REGISTRY: dict[str, type[MemoryStage]] = {}
 #: Modules whose import registers the built-in stages (imported on first lookup).
-BUILTIN_STAGE_MODULES: tuple[str, ...] = ()
+BUILTIN_STAGE_MODULES: tuple[str, ...] = ("engramdb.ingestion.gists", "engramdb.ingestion.clusters")
 _loaded = False
 
 

@@ -226,8 +226,11 @@ class Memory:
         missing = [doc_id for doc_id in wanted if doc_id not in known]
         if missing:
             raise InputError(_missing_documents_message(missing, len(wanted), self.namespace))
+        from engramdb.retrieval.hypergraph_memory import forget_document
+
         reports = []
         for doc_id in wanted:
+            forget_document(self.graph, doc_id)  # kept hypergraph runs let go of the document's chunks first
             report = self.ingestor.delete(doc_id)
             if report is None:  # deleted by someone else since the check above
                 raise InputError(_missing_documents_message([doc_id], 1, self.namespace))

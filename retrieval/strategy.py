@@ -98,6 +98,9 @@ _REGISTRY: dict[str, type[AskStrategy]] = {}
 BUILTIN_STRATEGY_MODULES: tuple[str, ...] = (
     "engramdb.retrieval.chain_strategy",
     "engramdb.retrieval.passage_strategies",
+    "engramdb.retrieval.diffusion",
+    "engramdb.retrieval.hypergraph",
+    "engramdb.retrieval.cluster_strategy",
 )
 _loaded = False
 
