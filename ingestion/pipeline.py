@@ -361,10 +361,8 @@ class Ingestor:
                 break
         if not keep_document:
             self.graph.write("writers/delete_document_node", doc_id=doc_id)
-        gone = set(deleted)
-        alive = [
-            e for e in survivors if e not in gone
-        ]  # a survivor of one part may be orphaned by a later one
+        gone = set(deleted)  # a survivor of one part may be orphaned by a later one
+        alive = [e for e in survivors if e not in gone]
         for start in range(0, len(alive), 2000):
             self.graph.write("writers/refresh_entity_text", ids=alive[start : start + 2000])
         self.resolver.forget(deleted)

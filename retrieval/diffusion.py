@@ -513,16 +513,15 @@ class DiffusionStrategy(AskStrategy):
         return (answer if score >= threshold else NA), "offline"
 
     def _na_threshold(self, snapshot: WalkSnapshot) -> float:
+        """The memory's N/A threshold for this reranker and recipe, calibrated once per snapshot."""
+        r = self.recipe
+        key = (self.context.reranker.name, r.na_probes, r.top_k, r.na_false_accept)
         with snapshot.lock:
-            if snapshot.na_threshold is None:
-                snapshot.na_threshold = calibrate_na_threshold(
-                    self.context,
-                    snapshot,
-                    self.recipe.na_probes,
-                    self.recipe.top_k,
-                    self.recipe.na_false_accept,
+            if key not in snapshot.na_thresholds:
+                snapshot.na_thresholds[key] = calibrate_na_threshold(
+                    self.context, snapshot, r.na_probes, r.top_k, r.na_false_accept
                 )
-            return snapshot.na_threshold
+            return snapshot.na_thresholds[key]
 
     def _details(
         self,

@@ -1,8 +1,9 @@
 """The ``clusters`` stage against the real Neo4j and vector store, on real MuSiQue paragraphs.
 
 The memory holds the paragraphs of a few MuSiQue questions (supporting and
-distracting ones, so related passages really are related). Each test starts
-from an empty hierarchy (``ClusterStage.clear``) and grows it its own way.
+distracting ones, so related passages really are related). Memories here
+ingest with no stage (``stages=[]``) unless a test is about ingest running the
+stage, so each test grows the hierarchy its own way, from an empty one.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def module_memory(tmp_path_factory, neo4j_server, settings, driver, corpus: list
     from pydantic import SecretStr
 
     cfg = settings.model_copy(update={"home": tmp_path_factory.mktemp("clusters-home"), "neo4j_uri": neo4j_server.bolt_uri,
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+                                      "neo4j_password": SecretStr(neo4j_server.password()), "stages": []})  # fmt: skip
     mem = Memory(namespace=f"cl{uuid.uuid4().hex[:12]}", settings=cfg)
     mem.ingest(corpus)
     yield mem
@@ -125,6 +126,7 @@ def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_
 def test_growth_continues_in_a_new_process_from_the_stored_state(
     isolated_settings, namespace: str, corpus: list[dict]
 ) -> None:
+    isolated_settings = isolated_settings.model_copy(update={"stages": []})
     first = Memory(namespace=namespace, settings=isolated_settings)
     first.ingest(corpus[:20])
     stage = make_stage(first)
@@ -148,33 +150,40 @@ def test_growth_continues_in_a_new_process_from_the_stored_state(
         second.close()
 
 
-def test_deleting_a_document_leaves_no_dangling_member(memory: Memory, corpus: list[dict]) -> None:
-    memory.ingest(corpus[:20])
-    stage = make_stage(memory)
-    stage.index_namespace()
-    chunk_count = len(all_chunks(stage))
-    total = len(clusters(stage))
-    victim = max(clusters(stage).values(), key=lambda r: len(r["members"]) if r["level"] == 1 else 0)
-    chunk_id = victim["members"][0]
-    doc_id = chunk_id.rsplit("#", 1)[0]
-    chunk_ids = [r["id"] for r in memory.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
-    stage.delete_document(doc_id, chunk_ids)
-    memory.delete(doc_id)
-    assert stage.last_delete is not None and 0 < stage.last_delete.written["summaries"] < total
-    assert_healthy(stage, chunk_count - len(chunk_ids))
-    assert all(chunk_id not in row["members"] for row in clusters(stage).values())
+def test_ingest_grows_the_hierarchy_and_delete_leaves_no_dangling_member(
+    isolated_settings, namespace: str, corpus: list[dict]
+) -> None:
+    settings = isolated_settings.model_copy(update={"stages": ["clusters"]})
+    with Memory(namespace=namespace, settings=settings) as memory:
+        memory.ingest(corpus[:14])
+        memory.ingest(corpus[14:20])  # a second batch grows what the first one built
+        stage = memory.ingestor.stages[0]
+        assert isinstance(stage, ClusterStage) and stage.missing() == 0
+        chunk_count = len(all_chunks(stage))
+        assert_healthy(stage, chunk_count)
+        before = clusters(stage)
+        victim = max((r for r in before.values() if r["level"] == 1), key=lambda r: len(r["members"]))
+        doc_id = victim["members"][0].rsplit("#", 1)[0]
+        chunk_ids = [r["id"] for r in memory.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
+        memory.delete(doc_id)  # the pipeline asks the stage to forget the document first
+        assert stage.last_delete is not None and 0 < stage.last_delete.written["summaries"] < len(before)
+        assert_healthy(stage, chunk_count - len(chunk_ids))
+        after = clusters(stage)
+        assert all(c not in row["members"] for row in after.values() for c in chunk_ids)
+        untouched = [cid for cid, row in before.items() if not set(row["members"]) & set(chunk_ids) and cid in after]
+        assert untouched and all(after[cid]["revision"] == before[cid]["revision"] for cid in untouched[:5])
 
 
-def test_llm_summaries_use_the_chat_model(memory: Memory, corpus: list[dict]) -> None:
-    memory.ingest(corpus[:6])
+def test_llm_summaries_use_the_chat_model(isolated_settings, namespace: str, corpus: list[dict]) -> None:
     reply = "These passages are about Jacques Rivette's films and the actors who starred in them."
-    model = FakeListChatModel(responses=[reply])
-    context = StageContext(memory.graph, memory.vectors, memory.embedder, chat_model=model)
-    stage = ClusterStage(context)
-    report = stage.index_namespace()
-    rows = clusters(stage)
-    assert report.written["llm_summaries"] == report.written["summaries"] == len(rows) > 0
-    assert {r["summary"] for r in rows.values()} == {reply}
+    with Memory(namespace=namespace, settings=isolated_settings.model_copy(update={"stages": []})) as memory:
+        memory.ingest(corpus[:6])
+        model = FakeListChatModel(responses=[reply])
+        stage = ClusterStage(StageContext(memory.graph, memory.vectors, memory.embedder, chat_model=model))
+        report = stage.index_namespace()
+        rows = clusters(stage)
+        assert report.written["llm_summaries"] == report.written["summaries"] == len(rows) > 0
+        assert {r["summary"] for r in rows.values()} == {reply}
 
 
 def test_bad_settings_are_refused_with_their_name(memory: Memory) -> None:
