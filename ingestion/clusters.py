@@ -20,10 +20,10 @@ What lives where
   ``SIMILAR`` links among clusters of one level (the level's network, built by
   the same top-k rule on cluster vectors; clusters have no position in a
   document, so the proximity term is 0 and the score is ``α·cos``). Each cluster has a vector in the ``clusters``
-  collection (payload ``kind = "L<level>"``): offline the unit-length centroid
-  of its members' vectors (the extractive summary is made of those members,
-  so the centroid stands for it without a model call), with a chat model the
-  embedding of the written summary. A
+  collection (payload ``kind = "L<level>"``): the embedding of its summary, so
+  a cluster competes with chunks on equal terms when a question is matched
+  against every level (a centroid of member vectors would not: the mean of
+  related unit vectors is closer to almost any query on their topic). A
   cluster's id is the label that formed it, so it keeps its id while it grows.
   Level 1 keeps single-chunk clusters (every chunk belongs to a cluster);
   above, a group needs two members, otherwise its one member is a root.
@@ -348,18 +348,13 @@ class ClusterStage(MemoryStage):
         ordered = {label: central_members(sorted(groups[label]), vectors) for label in labels}
         summaries = {label: extractive_summary([texts[m] for m in ordered[label] if m in texts],
                                                self.settings.summary_sentences) for label in labels}  # fmt: skip
-        cluster_vectors = {label: centroid([vectors[m] for m in groups[label] if m in vectors]) for label in labels}
         if ctx.chat_model is not None:
-            written = self._llm_summaries(ordered, texts, report)
-            summaries.update(written)
-            if written:  # a written summary says more than its members' average: embed it
-                embedded = ctx.embedder.embed_documents([written[label] for label in written])
-                cluster_vectors.update(zip(written, embedded, strict=True))
+            summaries.update(self._llm_summaries(ordered, texts, report))
         for label in labels:
             if not summaries[label]:
                 summaries[label] = cluster_title([texts[m] for m in ordered[label] if m in texts]) or label
-            if cluster_vectors[label] is None:
-                cluster_vectors[label] = ctx.embedder.embed_documents([summaries[label]])[0]
+        embedded = ctx.embedder.embed_documents([summaries[label] for label in labels])
+        cluster_vectors = dict(zip(labels, embedded, strict=True))
         ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
             VectorPoint(key=label, vector=cluster_vectors[label],
                         payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
@@ -441,15 +436,6 @@ class ClusterStage(MemoryStage):
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
-    """The unit-length mean of member vectors (None when there are none, or they cancel out)."""
-    if not vectors:
-        return None
-    mean = np.mean(np.stack(vectors), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return (mean / norm).astype(np.float32) if norm > 1e-9 else None
 
 
 def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -> list[str]:

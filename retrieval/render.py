@@ -57,10 +57,13 @@ def render_result(console: Console, result: AskResult, trace: bool = False) -> N
         )
     for note in result.notes:
         console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
-    if result.evidence:
-        console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", result.evidence))
-    if result.near_misses:
-        console.print(_evidence_table(result, "Near misses (do not support an answer)", result.near_misses))
+    # After N/A, what was retrieved did not support an answer: never show it as "Evidence".
+    supporting = [] if result.is_na else result.evidence
+    near = result.near_misses + (result.evidence if result.is_na else [])
+    if supporting:
+        console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", supporting))
+    if near:
+        console.print(_evidence_table(result, "Near misses (retrieved, but they do not support an answer)", near))
     total = result.timings.get("total", 0.0) * 1000
     console.print(f"[dim]{len(result.evidence)} evidence items, {total:.0f} ms[/]")
 
