@@ -65,11 +65,18 @@ def growth(settings, sizes: list[int], final_rebuild: bool) -> dict:
         stage = stage_for(memory)
         removed = remove_documents(memory, stage, [d.id for d in musique[: sum(sizes)]])
         ingest = memory.ingest(wiki)
-        results["base"] = {"passages": len(wiki), "ingest_seconds": round(ingest.seconds, 1), "removed_leftovers": removed}
+        results["base"] = {
+            "passages": len(wiki),
+            "ingest_seconds": round(ingest.seconds, 1),
+            "removed_leftovers": removed,
+        }
         t0 = time.perf_counter()
         report = stage.rebuild()
         results["rebuild_base"] = {**summary_of(report, time.perf_counter() - t0), "shape": shape(stage)}
-        print(f"rebuild over {report.chunks} chunks: {results['rebuild_base']['seconds']} s, shape {shape(stage)}", flush=True)
+        print(
+            f"rebuild over {report.chunks} chunks: {results['rebuild_base']['seconds']} s, shape {shape(stage)}",
+            flush=True,
+        )
         health = stage.health()
         results["health_after_rebuild"] = health
         start = 0
@@ -94,7 +101,9 @@ def growth(settings, sizes: list[int], final_rebuild: bool) -> dict:
             print(f"rebuild over {report.chunks} chunks: {results['rebuild_final']['seconds']} s, "
                   f"shape {shape(stage)}", flush=True)  # fmt: skip
     first = results["batches"][0]["seconds"]
-    results["rebuild_over_first_batch"] = round(results["rebuild_base"]["seconds"] / first, 1) if first else None
+    results["rebuild_over_first_batch"] = (
+        round(results["rebuild_base"]["seconds"] / first, 1) if first else None
+    )
     times = [b["seconds"] for b in results["batches"]]
     results["growth_exponent"] = _exponent(sizes, times)
     return results
@@ -108,7 +117,9 @@ def _exponent(sizes: list[int], times: list[float]) -> float | None:
         return None
     xs, ys = [math.log(s) for s in sizes], [math.log(t) for t in times]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs), 3)
+    return round(
+        sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs), 3
+    )
 
 
 def evaluation(settings) -> dict:
@@ -135,26 +146,38 @@ def evaluation(settings) -> dict:
         records = run_eval(runners, items)
     rows = summarize(records)
     for row in rows:
-        print("  " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-    return {"build": build, "na_threshold": threshold, "na_threshold_seconds": round(threshold_seconds, 2), "summary": rows}
+        print(
+            "  " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+        )
+    return {
+        "build": build,
+        "na_threshold": threshold,
+        "na_threshold_seconds": round(threshold_seconds, 2),
+        "summary": rows,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 800])
     parser.add_argument("--skip-final-rebuild", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--skip-eval", action="store_true")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    os.environ.setdefault("ENGRAMDB_STAGES", "[]")  # ingest writes the GSW only: the stage runs are what is timed
+    # Ingest writes the GSW only: the stage runs are what is timed.
+    os.environ.setdefault("ENGRAMDB_STAGES", "[]")
     settings = bench_settings()
     results: dict = {}
     with local_neo4j(settings):
         if not args.skip_growth:
             results["growth"] = growth(settings, args.sizes, not args.skip_final_rebuild)
             g = results["growth"]
-            print(f"rebuild / first batch: {g['rebuild_over_first_batch']}x; time ~ size^{g['growth_exponent']}")
+            print(
+                f"rebuild / first batch: {g['rebuild_over_first_batch']}x; time ~ size^{g['growth_exponent']}"
+            )
         if not args.skip_eval:
             results["musique"] = evaluation(settings)
     if args.out:

@@ -178,7 +178,10 @@ def fresh_label(replica_id: str, token: str, level: int) -> str:
 
 
 def replicate(
-    node_id: str, components: Sequence[frozenset[str]], old: Sequence[Replica], new_label: Callable[[str], str]
+    node_id: str,
+    components: Sequence[frozenset[str]],
+    old: Sequence[Replica],
+    new_label: Callable[[str], str],
 ) -> list[Replica]:
     """One replica per component; each inherits the label of the old replica it overlaps most.
 
@@ -186,7 +189,8 @@ def replicate(
     so a component that split keeps its label on its larger part and the
     other part starts a new cluster. A node whose ego network is empty (no
     neighbours) still gets one replica, so every node belongs to some cluster;
-    it keeps its first old label.
+    it keeps its first old label, and an isolated node's label passes on to
+    its largest component once it gains neighbours.
     """
     parts = list(components) or [frozenset()]
     pairs = sorted(
@@ -200,8 +204,16 @@ def replicate(
             continue
         label_of[i] = old[j].label
         used.add(j)
+    # A node that had no neighbours stands for one context: when it gains some,
+    # its cluster continues with them (otherwise every isolated chunk a batch
+    # links to would dissolve its cluster and start a new one).
+    lonely = [r.label for j, r in enumerate(old) if j not in used and not r.members]
+    for i in sorted((i for i in range(len(parts)) if i not in label_of), key=lambda i: (-len(parts[i]), i)):
+        if not lonely:
+            break
+        label_of[i] = lonely.pop(0)
     if not components and old and 0 not in label_of:
-        label_of[0] = old[0].label  # an isolated node stays in its cluster
+        label_of[0] = old[0].label  # an isolated node stays in one of its clusters
     replicas = []
     for i, part in enumerate(parts):
         replica_id = f"{node_id}{REPLICA_SEPARATOR}{i}"

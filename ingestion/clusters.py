@@ -53,6 +53,7 @@ members closest to the centroid, which is deterministic and costs no model.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -114,7 +115,9 @@ class ClusterSettings(BaseModel):
 
     k: int = Field(10, ge=1, le=100, description="Links a new node makes (its top-k neighbours).")
     alpha: float = Field(0.7, ge=0.0, le=1.0, description="Weight of cosine similarity against proximity.")
-    sigma: float = Field(1.5, gt=0.0, le=100.0, description="Decay of the proximity term, in chunk positions.")
+    sigma: float = Field(
+        1.5, gt=0.0, le=100.0, description="Decay of the proximity term, in chunk positions."
+    )
     theta: float = Field(0.3, ge=0.0, le=1.0, description="Minimum link score.")
     max_rounds: int = Field(30, ge=1, le=1000, description="Cap on label-propagation rounds per level.")
     max_levels: int = Field(5, ge=1, le=20, description="Highest cluster level.")
@@ -150,7 +153,8 @@ class ClusterStage(MemoryStage):
 
     def __init__(self, context: StageContext) -> None:
         super().__init__(context)
-        self.last_delete: StageReport | None = None  # what the last delete_document did (for callers and tests)
+        #: What the last delete_document did (for callers and tests).
+        self.last_delete: StageReport | None = None
         context.vectors.ensure_collection(CHUNK_COLLECTION, context.embedder.dim)
         raw = context.options.get(self.name, {})
         try:
@@ -218,59 +222,86 @@ class ClusterStage(MemoryStage):
     def _grow_level(
         self, level: int, links: Mapping[str, Mapping[str, float]], removed: set[str], report: StageReport
     ) -> LevelOutcome:
-        s = self.settings
+        """One level: update its network and replicas, then re-summarise the clusters above that changed."""
         view = LevelView(lambda ids: self._load_states(level, ids))
         token = growth_token(level, links, removed)
         change = update_level(
-            view, links, removed, token=token, level=level, max_rounds=s.max_rounds, replace_edges=level > 0
+            view,
+            links,
+            removed,
+            token=token,
+            level=level,
+            max_rounds=self.settings.max_rounds,
+            replace_edges=level > 0,
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
-        if not change.propagation.converged:
-            _count(report, "lpa_capped_levels", 1)
-        # Groups to refresh: membership changed, or a member's content changed (a dirty node).
+        _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
+        keep, dissolve, existing = self._plan_parents(level, view, change, links)
+        rows, fresh = self._summarise(level, keep, existing, token, report)
+        edge_rows = _edge_rows(links, removed)
+        self._write_level(level, view, change, links, removed, edge_rows, rows, dissolve)
+        parent = level + 1
+        for key, value in ((f"links_level_{level}", len(edge_rows)), ("links", len(edge_rows)),
+                           ("replicas", sum(len(view.state(n).replicas) for n in change.affected)),
+                           (f"summaries_level_{parent}", len(fresh)), ("summaries", len(fresh)),
+                           ("clusters_written", len(rows)),
+                           ("clusters_created", sum(1 for r in rows if r["id"] not in existing)),
+                           ("clusters_dissolved", len(dissolve)),
+                           ("clusters_removed", len(removed) if level > 0 else 0)):  # fmt: skip
+            _count(report, key, value)
+        return LevelOutcome(changed=fresh, dissolved=set(dissolve))
+
+    def _plan_parents(
+        self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]]
+    ) -> tuple[dict[str, set[str]], list[str], dict[str, dict[str, Any]]]:
+        """The groups one level up to (re)write, the clusters to dissolve, and those of them that exist.
+
+        A group is refreshed when its membership changed or one of its members
+        is dirty (its content changed). Level 1 keeps groups of one chunk, so
+        every chunk has a cluster; above, a group needs two members.
+        """
         labels = change.changed_labels | {lab for node in links for lab in view.state(node).labels()}
-        parent_level = level + 1
-        groups = group_members(self._stored_groups(level, labels), change, labels) if labels else {}
-        min_size = 1 if parent_level == 1 else 2
+        if not labels:
+            return {}, [], {}
+        parent = level + 1
+        groups = group_members(self._stored_groups(level, labels), change, labels)
+        min_size = 1 if parent == 1 else 2
         keep = {label: members for label, members in groups.items()
-                if len(members) >= min_size and parent_level <= s.max_levels}  # fmt: skip
+                if len(members) >= min_size and parent <= self.settings.max_levels}  # fmt: skip
         existing = self._existing_clusters(set(groups))
         dissolve = sorted(label for label in groups if label not in keep and label in existing)
-        rows = self._summarise(level, keep, token, report)
+        return keep, dissolve, existing
+
+    def _write_level(
+        self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]],
+        removed: set[str], edge_rows: list[dict[str, Any]], rows: list[dict[str, Any]], dissolve: list[str],
+    ) -> None:  # fmt: skip
+        """Everything one level changed, in one transaction; then the vectors of clusters that went."""
         steps: list[tuple[str, Mapping[str, Any]]] = []
         if removed:
             query = "clusters/remove_chunk_state" if level == 0 else "clusters/remove_clusters"
             steps.append((query, {"ids": sorted(removed)}))
         if level > 0 and links:
             steps.append(("clusters/drop_cluster_edges", {"ids": sorted(links)}))
-        edge_rows = _edge_rows(links, removed)
         if edge_rows:
             steps.append(("clusters/write_edges", {"level": level, "rows": edge_rows}))
         if change.affected:
             affected = sorted(change.affected)
             steps.append(("clusters/delete_replicas", {"level": level, "ids": affected}))
-            steps.append(("clusters/create_replicas", {"level": level, "rows": _replica_rows(view, affected)}))
+            steps.append(
+                ("clusters/create_replicas", {"level": level, "rows": _replica_rows(view, affected)})
+            )
         if rows:
-            steps.append(("clusters/upsert_clusters", {"level": parent_level, "rows": rows}))
+            steps.append(("clusters/upsert_clusters", {"level": level + 1, "rows": rows}))
         if dissolve:
             steps.append(("clusters/mark_dissolved", {"ids": dissolve}))
         if level > 0 and links:
             steps.append(("clusters/clear_pending", {"ids": sorted(links)}))
         if steps:
             self.context.graph.write_many(steps)
-        if dissolve:
-            self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=dissolve)
-        if level > 0 and removed:
-            self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=sorted(removed))
-        _count(report, f"links_level_{level}", len(edge_rows))
-        _count(report, "links", len(edge_rows))
-        _count(report, "replicas", sum(len(view.state(n).replicas) for n in change.affected))
-        _count(report, f"summaries_level_{parent_level}", len(rows))
-        _count(report, "summaries", len(rows))
-        _count(report, "clusters_created", sum(1 for r in rows if r["id"] not in existing))
-        _count(report, "clusters_dissolved", len(dissolve))
-        _count(report, "clusters_removed", len(removed) if level > 0 else 0)
-        return LevelOutcome(changed={r["id"] for r in rows}, dissolved=set(dissolve))
+        gone = dissolve + (sorted(removed) if level > 0 else [])
+        if gone:
+            self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=gone)
 
     # ------------------------------------------------------------------ links
     def _chunk_links(self, chunks: Sequence[StageChunk], report: StageReport) -> dict[str, dict[str, float]]:
@@ -322,7 +353,9 @@ class ClusterStage(MemoryStage):
             if vector is None:
                 _count(report, "clusters_without_vector", 1)
                 continue
-            hits = ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where={"kind": f"L{level}"})
+            hits = ctx.vectors.search(
+                CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where={"kind": f"L{level}"}
+            )
             scored[cid] = {h.key: edge_score(float(h.score), False, 0, s.alpha, s.sigma) for h in hits}
         alive = {
             r["id"] for r in self._read_slices("clusters/existing_clusters", sorted({o for p in scored.values() for o in p}))
@@ -333,11 +366,25 @@ class ClusterStage(MemoryStage):
 
     # ------------------------------------------------------------------ summaries
     def _summarise(
-        self, level: int, groups: Mapping[str, set[str]], revision: str, report: StageReport
-    ) -> list[dict[str, Any]]:
-        """Rows for the changed clusters one level up: title, summary, members; their vectors go to Qdrant."""
+        self,
+        level: int,
+        groups: Mapping[str, set[str]],
+        existing: Mapping[str, Mapping[str, Any]],
+        revision: str,
+        report: StageReport,
+    ) -> tuple[list[dict[str, Any]], set[str]]:
+        """Rows for the clusters one level up whose members changed, and which of them got a new summary.
+
+        A summary rests on the cluster's most central members (the *basis*: their
+        ids and texts). When a changed cluster still has the basis its stored
+        summary was written from, the summary, its vector and everything above
+        stay as they are, and only the member list is rewritten; otherwise the
+        summary is written again (extractive, or by the chat model), embedded,
+        and the cluster is dirty for the level above. This is what keeps a
+        small batch from rippling to the top of the hierarchy.
+        """
         if not groups:
-            return []
+            return [], set()
         ctx = self.context
         member_ids = sorted({m for members in groups.values() for m in members})
         collection = CHUNK_COLLECTION if level == 0 else CLUSTER_COLLECTION
@@ -345,30 +392,39 @@ class ClusterStage(MemoryStage):
         texts = {r["id"]: MemberText(r["id"], r["title"] or "", r["text"] or "")
                  for r in self._read_slices("clusters/member_texts", member_ids, level=level)}  # fmt: skip
         labels = sorted(groups)
-        ordered = {label: central_members(sorted(groups[label]), vectors) for label in labels}
-        summaries = {label: extractive_summary([texts[m] for m in ordered[label] if m in texts],
-                                               self.settings.summary_sentences) for label in labels}  # fmt: skip
-        if ctx.chat_model is not None:
-            summaries.update(self._llm_summaries(ordered, texts, report))
+        ordered = {label: [texts[m] for m in central_members(sorted(groups[label]), vectors) if m in texts]
+                   for label in labels}  # fmt: skip
+        extractive = {label: extractive_summary(ordered[label], self.settings.summary_sentences) for label in labels}
+        basis_size = self.settings.llm_members if ctx.chat_model is not None else None
+        basis = {label: summary_basis(ordered[label][:basis_size] if basis_size else extractive[label][1])
+                 for label in labels}  # fmt: skip
+        fresh = [label for label in labels if (existing.get(label) or {}).get("basis") != basis[label]]
+        summaries = {label: extractive[label][0] for label in fresh}
+        if ctx.chat_model is not None and fresh:
+            summaries.update(self._llm_summaries({label: ordered[label] for label in fresh}, report))
+        for label in fresh:
+            summaries[label] = summaries[label] or cluster_title(ordered[label]) or label
+        if fresh:
+            embedded = ctx.embedder.embed_documents([summaries[label] for label in fresh])
+            ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
+                VectorPoint(key=label, vector=vector,
+                            payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
+                for label, vector in zip(fresh, embedded, strict=True)
+            ])  # fmt: skip
+        rows = []
         for label in labels:
-            if not summaries[label]:
-                summaries[label] = cluster_title([texts[m] for m in ordered[label] if m in texts]) or label
-        embedded = ctx.embedder.embed_documents([summaries[label] for label in labels])
-        cluster_vectors = dict(zip(labels, embedded, strict=True))
-        ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
-            VectorPoint(key=label, vector=cluster_vectors[label],
-                        payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
-            for label in labels
-        ])  # fmt: skip
-        return [
-            {"id": label, "title": cluster_title([texts[m] for m in ordered[label] if m in texts]),
-             "summary": summaries[label], "members": ordered[label], "revision": revision}
-            for label in labels
-        ]  # fmt: skip
+            new = label in summaries
+            old = existing.get(label) or {}
+            rows.append({
+                "id": label, "title": cluster_title(ordered[label]), "basis": basis[label],
+                "summary": summaries[label] if new else old.get("summary") or "",
+                "revision": revision if new else old.get("revision") or revision,
+                "members": [m.id for m in ordered[label]] + sorted(groups[label] - {m.id for m in ordered[label]}),
+                "pending": new,
+            })  # fmt: skip
+        return rows, set(fresh)
 
-    def _llm_summaries(
-        self, ordered: Mapping[str, list[str]], texts: Mapping[str, MemberText], report: StageReport
-    ) -> dict[str, str]:
+    def _llm_summaries(self, ordered: Mapping[str, Sequence[MemberText]], report: StageReport) -> dict[str, str]:
         """Summaries by the chat model; a cluster whose call fails keeps its extractive summary."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -379,10 +435,12 @@ class ClusterStage(MemoryStage):
         labels = list(ordered)
         prompts = []
         for label in labels:
-            items = [texts[m] for m in ordered[label][: self.settings.llm_members] if m in texts]
+            items = ordered[label][: self.settings.llm_members]
             body = "\n\n".join(f"[{i}] {t.title}\n{_clip(t.text, 1200)}" for i, t in enumerate(items, 1))
             prompts.append([SystemMessage(SUMMARY_PROMPT), HumanMessage(f"Items:\n\n{body}")])
-        replies = model.batch(prompts, config={"max_concurrency": self.settings.llm_concurrency}, return_exceptions=True)
+        replies = model.batch(
+            prompts, config={"max_concurrency": self.settings.llm_concurrency}, return_exceptions=True
+        )
         out: dict[str, str] = {}
         for label, reply in zip(labels, replies, strict=True):
             text = "" if isinstance(reply, Exception) else " ".join(message_text(reply).split())
@@ -399,7 +457,9 @@ class ClusterStage(MemoryStage):
         out = {}
         for row in self._read_slices("clusters/node_states", list(ids), level=level):
             node_id = row["id"]
-            replicas = [Replica(r["id"], node_id, r["label"], frozenset(r["members"] or ())) for r in row["replicas"]]
+            replicas = [
+                Replica(r["id"], node_id, r["label"], frozenset(r["members"] or ())) for r in row["replicas"]
+            ]
             replicas.sort(key=lambda r: r.id)
             neighbours = {n["id"]: float(n["weight"]) for n in row["neighbours"]}
             out[node_id] = NodeState(node_id, neighbours, replicas)
@@ -409,8 +469,8 @@ class ClusterStage(MemoryStage):
         return {r["label"]: r["members"]
                 for r in self._read_slices("clusters/group_members", sorted(labels), key="labels", level=level)}  # fmt: skip
 
-    def _existing_clusters(self, ids: set[str]) -> set[str]:
-        return {r["id"] for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
+    def _existing_clusters(self, ids: set[str]) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
 
     def _indexable(self, ids: list[str]) -> set[str]:
         return {r["id"] for r in self._read_slices("clusters/indexable_chunks", ids)}
@@ -428,10 +488,14 @@ class ClusterStage(MemoryStage):
             out[(int(row["level"]), bool(row["dissolved"]))].add(row["id"])
         return dict(out)
 
-    def _read_slices(self, query: str, ids: Sequence[str], key: str = "ids", **params: Any) -> list[dict[str, Any]]:
+    def _read_slices(
+        self, query: str, ids: Sequence[str], key: str = "ids", **params: Any
+    ) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for start in range(0, len(ids), READ_SLICE):
-            rows.extend(self.context.graph.read(query, **{key: list(ids[start : start + READ_SLICE])}, **params))
+            rows.extend(
+                self.context.graph.read(query, **{key: list(ids[start : start + READ_SLICE])}, **params)
+            )
         return rows
 
 
@@ -459,16 +523,26 @@ def lead_sentence(text: str, max_words: int = 45) -> str:
     return " ".join(words[:max_words]) + (" ..." if len(words) > max_words else "")
 
 
-def extractive_summary(members: Sequence[MemberText], sentences: int) -> str:
-    """The lead sentences of the most central members (already ordered), without repeats."""
+def extractive_summary(members: Sequence[MemberText], sentences: int) -> tuple[str, list[MemberText]]:
+    """The lead sentences of the most central members (already ordered), without repeats, and whose they are."""
     out: list[str] = []
+    used: list[MemberText] = []
     for member in members:
-        sentence = lead_sentence(member.text)
-        if sentence and sentence not in out:
-            out.append(sentence)
         if len(out) >= sentences:
             break
-    return " ".join(out)
+        sentence = lead_sentence(member.text)
+        used.append(member)
+        if sentence and sentence not in out:
+            out.append(sentence)
+    return " ".join(out), used
+
+
+def summary_basis(members: Sequence[MemberText]) -> str:
+    """A fingerprint of the members a summary is written from (ids and texts, in order)."""
+    digest = hashlib.sha1()
+    for member in members:
+        digest.update(f"{member.id}\x1f{member.text}\x1e".encode())
+    return digest.hexdigest()[:20]
 
 
 def cluster_title(members: Sequence[MemberText], items: int = 3) -> str:

@@ -77,7 +77,10 @@ from engramdb.retrieval.hypergraph_memory import (
     HypergraphStore,
     Point,
     WorkingMemory,
+    forget_document,
+    load_memory_run,
     new_query_id,
+    render_memory_run,
 )
 from engramdb.retrieval.hypergraph_offline import (
     describe,
@@ -91,6 +94,10 @@ from engramdb.retrieval.hypergraph_retrieval import MemoryRetriever, Retrieved, 
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+
+#: Kept runs (``engramdb memory show``, document deletes) are handled in hypergraph_memory; re-exported here.
+__all__ = ["HypergraphDetails", "HypergraphRecipe", "HypergraphStrategy", "forget_document", "load_memory_run",
+           "render_memory_run"]  # fmt: skip
 
 
 class HypergraphRecipe(Recipe):

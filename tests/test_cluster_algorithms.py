@@ -109,14 +109,23 @@ def test_ego_network_components_exclude_the_node_itself() -> None:
 
 
 def test_replicas_inherit_labels_by_overlap_and_splits_get_a_fresh_label() -> None:
-    old = [Replica("v~r0", "v", "L-ab", frozenset({"a", "b", "e"})), Replica("v~r1", "v", "L-cd", frozenset({"c", "d"}))]
+    old = [
+        Replica("v~r0", "v", "L-ab", frozenset({"a", "b", "e"})),
+        Replica("v~r1", "v", "L-cd", frozenset({"c", "d"})),
+    ]
     parts = [frozenset({"a", "b"}), frozenset({"c", "d", "f"}), frozenset({"e"})]
     replicas = replicate("v", parts, old, lambda rid: f"new:{rid}")
     assert [r.label for r in replicas] == ["L-ab", "L-cd", "new:v~r2"]
     assert [r.members for r in replicas] == parts
+    # An isolated node that gains neighbours carries its cluster over to its largest component.
+    lonely = [Replica("v~r0", "v", "L-alone", frozenset())]
+    grown = replicate("v", [frozenset({"a"}), frozenset({"b", "c"})], lonely, lambda rid: f"new:{rid}")
+    assert [r.label for r in grown] == ["new:v~r0", "L-alone"]
     # An isolated node keeps one replica and its cluster; a brand-new isolated node gets a fresh label.
     assert [r.label for r in replicate("v", [], old, lambda rid: "fresh")] == ["L-ab"]
-    assert [(r.label, r.members) for r in replicate("n", [], [], lambda rid: "fresh")] == [("fresh", frozenset())]
+    assert [(r.label, r.members) for r in replicate("n", [], [], lambda rid: "fresh")] == [
+        ("fresh", frozenset())
+    ]
 
 
 def test_fresh_labels_are_reproducible_and_distinct_per_step() -> None:
@@ -191,7 +200,9 @@ def test_propagation_stops_at_the_round_cap() -> None:
     for a, b in zip(chain, chain[1:], strict=False):
         view.link(a, b, 0.9)
     for i, node in enumerate(chain):
-        view.state(node).replicas = replicate(node, ego_components(view, node), [], lambda rid, i=i: f"L{i:02d}")
+        view.state(node).replicas = replicate(
+            node, ego_components(view, node), [], lambda rid, i=i: f"L{i:02d}"
+        )
     capped = propagate_labels(view, [r for n in chain for r in view.state(n).replicas], max_rounds=1)
     assert capped.rounds == 1 and not capped.converged
     settled = propagate_labels(view, [r for n in chain for r in view.state(n).replicas], max_rounds=100)

@@ -26,7 +26,9 @@ def corpus(musique_questions: list[dict]) -> list[dict]:
     seen: dict[str, dict] = {}
     for q in musique_questions[:QUESTION_COUNT]:
         for p in q["paragraphs"]:
-            seen.setdefault(p["title"] + p["paragraph_text"], {"title": p["title"], "text": p["paragraph_text"]})
+            seen.setdefault(
+                p["title"] + p["paragraph_text"], {"title": p["title"], "text": p["paragraph_text"]}
+            )
     return list(seen.values())
 
 
@@ -43,7 +45,9 @@ def module_memory(tmp_path_factory, neo4j_server, settings, driver, corpus: list
 
 
 def make_stage(memory: Memory, **options) -> ClusterStage:
-    return ClusterStage(StageContext(memory.graph, memory.vectors, memory.embedder, options={"clusters": options}))
+    return ClusterStage(
+        StageContext(memory.graph, memory.vectors, memory.embedder, options={"clusters": options})
+    )
 
 
 def all_chunks(stage: ClusterStage) -> list[StageChunk]:
@@ -58,7 +62,14 @@ def clusters(stage: ClusterStage) -> dict[str, dict]:
 def assert_healthy(stage: ClusterStage, chunks: int) -> dict[str, int]:
     health = stage.health()
     assert health["chunks"] == chunks
-    problems = ("unreachable_chunks", "bad_member_edges", "undersized", "wrong_size", "leftovers", "orphan_replicas")
+    problems = (
+        "unreachable_chunks",
+        "bad_member_edges",
+        "undersized",
+        "wrong_size",
+        "leftovers",
+        "orphan_replicas",
+    )
     assert {k: health[k] for k in problems} == dict.fromkeys(problems, 0), health
     assert stage.context.vectors.count(CLUSTER_COLLECTION, stage.context.namespace) == health["clusters"]
     return health
@@ -97,7 +108,9 @@ def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory
     before = clusters(stage)
     report = stage.run(chunks[-3:])
     after = clusters(stage)
-    revised = {cid for cid, row in after.items() if cid not in before or row["revision"] != before[cid]["revision"]}
+    revised = {
+        cid for cid, row in after.items() if cid not in before or row["revision"] != before[cid]["revision"]
+    }
     assert report.written["summaries"] == len(revised) > 0
     assert len(revised) < len(before) / 2  # a small batch touches a small part of the hierarchy
     for cid in set(after) - revised:  # everything else is exactly as it was
@@ -170,7 +183,9 @@ def test_ingest_grows_the_hierarchy_and_delete_leaves_no_dangling_member(
         assert_healthy(stage, chunk_count - len(chunk_ids))
         after = clusters(stage)
         assert all(c not in row["members"] for row in after.values() for c in chunk_ids)
-        untouched = [cid for cid, row in before.items() if not set(row["members"]) & set(chunk_ids) and cid in after]
+        untouched = [
+            cid for cid, row in before.items() if not set(row["members"]) & set(chunk_ids) and cid in after
+        ]
         assert untouched and all(after[cid]["revision"] == before[cid]["revision"] for cid in untouched[:5])
 
 
@@ -207,7 +222,9 @@ def test_prune_and_grow_returns_cited_evidence_and_a_trace(module_memory: Memory
     stage = make_stage(module_memory)
     stage.clear()
     stage.index_namespace()
-    context = AskContext(module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker())
+    context = AskContext(
+        module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker()
+    )
     strategy = ClusterStrategy(context)
     title = corpus[0]["title"]
     result = strategy.ask(f"What is known about {title}?", trace=True)

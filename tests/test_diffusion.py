@@ -69,12 +69,20 @@ def films(tmp_path_factory, neo4j_server, settings, driver):
     from pydantic import SecretStr
 
     home = tmp_path_factory.mktemp("diffusion-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
+    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri, "stages": [],
                                       "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
     mem = Memory(namespace=f"dif{uuid.uuid4().hex[:12]}", settings=cfg)
     mem.ingest(CORPUS)
     report = GistStage(stage_context(mem)).index_namespace()
     yield mem, report
+    mem.close()
+
+
+@pytest.fixture
+def memory(isolated_settings, namespace: str):
+    """A fresh memory whose ingest runs no memory stage: these tests run the gists stage themselves."""
+    mem = Memory(namespace=namespace, settings=isolated_settings.model_copy(update={"stages": []}))
+    yield mem
     mem.close()
 
 
@@ -335,3 +343,21 @@ def test_deleting_a_document_removes_its_gists_facts_vectors_and_walk_nodes(memo
     memory.ingest(CORPUS[3:4])  # ingest is noticed too
     again = ask.ask("Where was Johnny Depp born?")
     assert again.details.snapshot["rebuilt"] and again.details.snapshot["chunks"] == 4
+
+
+def test_ingest_runs_the_stage_and_delete_cascades_through_it(isolated_settings, namespace: str) -> None:
+    """The same cascade through Memory.ingest / Memory.delete, with the gists stage configured."""
+    with Memory(
+        namespace=namespace, settings=isolated_settings.model_copy(update={"stages": ["gists"]})
+    ) as memory:
+        memory.ingest(CORPUS[:2])
+        gists = graph_rows(memory, "MATCH (g:Gist {namespace: $namespace}) RETURN g.doc_id AS doc")
+        assert len(gists) == 2 and memory.vectors.count(FACT_COLLECTION, memory.namespace) > 0
+        doc = gists[0]["doc"]
+        memory.delete(doc)
+        assert [
+            g["doc"]
+            for g in graph_rows(memory, "MATCH (g:Gist {namespace: $namespace}) RETURN g.doc_id AS doc")
+        ] == [gists[1]["doc"]]
+        for collection in (FACT_COLLECTION, GIST_COLLECTION):
+            assert memory.vectors.count(collection, memory.namespace, where={"doc_id": doc}) == 0

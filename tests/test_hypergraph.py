@@ -279,11 +279,12 @@ def test_forget_document_cascades_into_kept_memory(memory: Memory) -> None:
     journal_and_publisher = {"Journal of Psychotherapy Integration", "American Psychological Association"}
     assert any(set(p["entities"]) == journal_and_publisher for p in after)
 
-    memory.delete("apa")
+    memory.delete("apa")  # Memory.delete runs the cascade too: nothing is left for it to do
+    assert points_of(memory, query_id) == after
     assert forget_document(memory.graph, "apa")["removed"] == 0  # idempotent
 
-    for doc_id in ("jpi", "hank", "hello", "tahoe"):  # now the other order: the document goes first
-        memory.delete(doc_id)
+    for doc_id in ("jpi", "hank", "hello", "tahoe"):  # the other order: the document's memory goes first
+        assert memory.ingestor.delete(doc_id) is not None
         report = forget_document(memory.graph, doc_id)
         left = points_of(memory, query_id)
         assert report["removed"] == len(after) - len(left)

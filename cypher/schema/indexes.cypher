@@ -11,6 +11,7 @@ CREATE INDEX cluster_namespace IF NOT EXISTS FOR (n:Cluster) ON (n.namespace);
 // Cluster stage: the nodes of a level whose replicas carry a label (= the cluster one level up).
 CREATE INDEX replica_label IF NOT EXISTS FOR (n:Replica) ON (n.namespace, n.level, n.label);
 CREATE INDEX query_trace_namespace IF NOT EXISTS FOR (n:QueryTrace) ON (n.namespace);
+CREATE INDEX memory_point_query IF NOT EXISTS FOR (n:MemoryPoint) ON (n.namespace, n.query_id);
 CREATE INDEX qa_namespace IF NOT EXISTS FOR ()-[r:QA]-() ON (r.namespace);
 CREATE INDEX qa_document IF NOT EXISTS FOR ()-[r:QA]-() ON (r.doc_id);
 CREATE INDEX qa_id IF NOT EXISTS FOR ()-[r:QA]-() ON (r.id);
