@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -258,14 +258,20 @@ def majority_label(replica: Replica, neighbours: Sequence[tuple[Replica, float]]
     return min(label for label, w in weight.items() if w >= best - 1e-12)
 
 
-def propagate_labels(view: LevelView, work: Iterable[Replica], max_rounds: int) -> PropagationResult:
+def propagate_labels(
+    view: LevelView, work: Iterable[Replica], max_rounds: int, fresh: Collection[str] = ()
+) -> PropagationResult:
     """Incremental label propagation from ``work`` over the replica network.
 
-    Each round visits the work list in id order (asynchronous updates, so a
-    label taken early in a round is seen by later replicas), then the
-    neighbours of every replica that changed form the next work list. Nodes
-    outside the loaded view are loaded before each round, so a ripple can
-    travel as far as it needs to, up to ``max_rounds``.
+    Each round visits the work list with the replicas still carrying a
+    ``fresh`` label (born in this growth step) first, then the others, each
+    part in id order. Updates are asynchronous, so a new replica joins the
+    cluster around it before its established neighbours look at it; an
+    established replica whose only new neighbour carries a fresh label would
+    otherwise take that label and dissolve its own cluster. The neighbours of
+    every replica that changed form the next work list. Nodes outside the
+    loaded view are loaded before each round, so a ripple can travel as far as
+    it needs to, up to ``max_rounds``.
     """
     current = {r.id: r for r in work}
     relabelled: set[str] = set()
@@ -274,7 +280,7 @@ def propagate_labels(view: LevelView, work: Iterable[Replica], max_rounds: int) 
             return PropagationResult(round_number - 1, relabelled, True)
         view.ensure(m for r in current.values() for m in r.members)
         changed: list[Replica] = []
-        for replica_id in sorted(current):
+        for replica_id in sorted(current, key=lambda rid: (current[rid].label not in fresh, rid)):
             replica = current[replica_id]
             label = majority_label(replica, replica_neighbours(view, replica))
             if label != replica.label:
@@ -347,17 +353,22 @@ def update_level(
     affected -= removed
     # Ego networks of affected nodes read their neighbours' links; replica edges read their replicas.
     view.ensure(n for a in affected for n in view.neighbours(a))
+    minted: set[str] = set()
+
+    def mint(replica_id: str) -> str:
+        label = fresh_label(replica_id, token, level)
+        minted.add(label)
+        return label
+
     for node_id in sorted(affected):
         state = view.state(node_id)
-        state.replicas = replicate(
-            node_id, ego_components(view, node_id), state.replicas, lambda rid: fresh_label(rid, token, level)
-        )
+        state.replicas = replicate(node_id, ego_components(view, node_id), state.replicas, mint)
     work = {r.id: r for a in affected for r in view.state(a).replicas}
     for a in sorted(affected):
         for replica in view.state(a).replicas:
             for neighbour, _ in replica_neighbours(view, replica):
                 work.setdefault(neighbour.id, neighbour)
-    propagation = propagate_labels(view, work.values(), max_rounds)
+    propagation = propagate_labels(view, work.values(), max_rounds, fresh=minted)
     touched = affected | propagation.relabelled
     added_to: dict[str, set[str]] = defaultdict(set)
     left: dict[str, set[str]] = defaultdict(set)

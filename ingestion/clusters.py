@@ -247,6 +247,8 @@ class ClusterStage(MemoryStage):
                            ("clusters_written", len(rows)),
                            ("clusters_created", sum(1 for r in rows if r["id"] not in existing)),
                            ("clusters_dissolved", len(dissolve)),
+                           (f"created_level_{parent}", sum(1 for r in rows if r["id"] not in existing)),
+                           (f"dissolved_level_{parent}", len(dissolve)),
                            ("clusters_removed", len(removed) if level > 0 else 0)):  # fmt: skip
             _count(report, key, value)
         return LevelOutcome(changed=fresh, dissolved=set(dissolve))
@@ -341,28 +343,46 @@ class ClusterStage(MemoryStage):
         }  # fmt: skip
 
     def _cluster_links(self, level: int, dirty: set[str], report: StageReport) -> dict[str, dict[str, float]]:
-        """Each changed cluster's top-k links among the clusters of its level (α·cosine of summary vectors)."""
+        """Each changed cluster's links among the clusters of its level, from its new summary vector.
+
+        Its top-k by ``α·cos`` above θ, plus its current links re-scored with the
+        new vector (kept while still above θ): a link another cluster chose is
+        not dropped just because it is not in this cluster's own top-k.
+        """
         if not dirty:
             return {}
         s, ctx = self.settings, self.context
-        vectors = ctx.vectors.get_vectors(CLUSTER_COLLECTION, ctx.namespace, sorted(dirty))
+        ids = sorted(dirty)
+        current = self._load_states(level, ids)
+        known = sorted(set(ids) | {n for state in current.values() for n in state.neighbours})
+        vectors = ctx.vectors.get_vectors(CLUSTER_COLLECTION, ctx.namespace, known)
         scored: dict[str, dict[str, float]] = {}
-        for cid in sorted(dirty):
+        kept: dict[str, dict[str, float]] = {}
+        for cid in ids:
             vector = vectors.get(cid)
-            scored[cid] = {}
+            scored[cid], kept[cid] = {}, {}
             if vector is None:
                 _count(report, "clusters_without_vector", 1)
                 continue
-            hits = ctx.vectors.search(
-                CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where={"kind": f"L{level}"}
-            )
+            where = {"kind": f"L{level}"}
+            hits = ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where=where)
             scored[cid] = {h.key: edge_score(float(h.score), False, 0, s.alpha, s.sigma) for h in hits}
-        alive = {
-            r["id"] for r in self._read_slices("clusters/existing_clusters", sorted({o for p in scored.values() for o in p}))
-            if not r["dissolved"] and r["level"] == level
-        }  # fmt: skip
-        return {cid: top_neighbours(cid, {o: v for o, v in per.items() if o in alive}, s.k, s.theta)
-                for cid, per in scored.items()}  # fmt: skip
+            for other in current[cid].neighbours if cid in current else ():
+                if other in vectors:
+                    weight = edge_score(float(np.dot(vector, vectors[other])), False, 0, s.alpha, s.sigma)
+                    if weight >= s.theta:
+                        kept[cid][other] = weight
+        candidates = sorted(
+            {o for per in scored.values() for o in per} | {o for per in kept.values() for o in per}
+        )
+        alive = {r["id"] for r in self._read_slices("clusters/existing_clusters", candidates)
+                 if not r["dissolved"] and r["level"] == level}  # fmt: skip
+        out = {}
+        for cid in ids:
+            links = top_neighbours(cid, {o: v for o, v in scored[cid].items() if o in alive}, s.k, s.theta)
+            links.update((o, v) for o, v in kept[cid].items() if o in alive and o != cid)
+            out[cid] = links
+        return out
 
     # ------------------------------------------------------------------ summaries
     def _summarise(
@@ -394,7 +414,9 @@ class ClusterStage(MemoryStage):
         labels = sorted(groups)
         ordered = {label: [texts[m] for m in central_members(sorted(groups[label]), vectors) if m in texts]
                    for label in labels}  # fmt: skip
-        extractive = {label: extractive_summary(ordered[label], self.settings.summary_sentences) for label in labels}
+        extractive = {
+            label: extractive_summary(ordered[label], self.settings.summary_sentences) for label in labels
+        }
         basis_size = self.settings.llm_members if ctx.chat_model is not None else None
         basis = {label: summary_basis(ordered[label][:basis_size] if basis_size else extractive[label][1])
                  for label in labels}  # fmt: skip
@@ -424,7 +446,9 @@ class ClusterStage(MemoryStage):
             })  # fmt: skip
         return rows, set(fresh)
 
-    def _llm_summaries(self, ordered: Mapping[str, Sequence[MemberText]], report: StageReport) -> dict[str, str]:
+    def _llm_summaries(
+        self, ordered: Mapping[str, Sequence[MemberText]], report: StageReport
+    ) -> dict[str, str]:
         """Summaries by the chat model; a cluster whose call fails keeps its extractive summary."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -538,9 +562,9 @@ def extractive_summary(members: Sequence[MemberText], sentences: int) -> tuple[s
 
 
 def summary_basis(members: Sequence[MemberText]) -> str:
-    """A fingerprint of the members a summary is written from (ids and texts, in order)."""
+    """A fingerprint of the members a summary is written from (their ids and texts, in any order)."""
     digest = hashlib.sha1()
-    for member in members:
+    for member in sorted(members, key=lambda m: m.id):
         digest.update(f"{member.id}\x1f{member.text}\x1e".encode())
     return digest.hexdigest()[:20]
 

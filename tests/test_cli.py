@@ -97,13 +97,21 @@ def test_ingest_from_stdin_and_clear_errors(cli_env, tmp_path: Path) -> None:
 def test_eval_prints_table_and_writes_report(shared_file, cli_env, tmp_path: Path) -> None:
     dataset = shared_file("data/musique/questions.json")  # first: missing data skips before Neo4j starts
     out = tmp_path / "eval"
+    from engramdb.retrieval.strategy import strategy_names
+
     result = run(cli_env, "eval", str(dataset), "--limit", "2", "--out", str(out))
     assert result.exit_code == 0, result.output
-    for name in ("chain", "bm25", "dense"):
+    names = strategy_names()  # no --strategy: every registered strategy, baselines included
+    assert {"chain", "bm25", "dense"} <= set(names)
+    for name in names:
         assert f"| {name} |" in result.output
     report = json.loads((out / "results.json").read_text())
-    assert len(report["records"]) == 6 and report["meta"]["decomposition"] == "gold"
-    assert {r["strategy"] for r in report["summary"]} == {"chain", "bm25", "dense"}
+    assert len(report["records"]) == 2 * len(names) and report["meta"]["decomposition"] == "gold"
+    assert [r["strategy"] for r in report["summary"]] == names
+    picked = run(cli_env, "eval", str(dataset), "--limit", "1", "-s", "dense", "--out", str(tmp_path / "d"))
+    assert picked.exit_code == 0 and "| dense |" in picked.output and "| chain |" not in picked.output
+    unknown = run(cli_env, "eval", str(dataset), "-s", "colbert", "--out", str(tmp_path / "x"))
+    assert unknown.exit_code == 1 and "unknown strategy 'colbert'; known strategies: chain" in unknown.output
     assert (out / "quality_vs_tokens.png").stat().st_size > 1000 and (out / "latency.png").is_file()
     assert "| strategy |" in (out / "summary.md").read_text()
 

@@ -207,3 +207,13 @@ def test_propagation_stops_at_the_round_cap() -> None:
     assert capped.rounds == 1 and not capped.converged
     settled = propagate_labels(view, [r for n in chain for r in view.state(n).replicas], max_rounds=100)
     assert settled.converged
+
+
+def test_an_established_cluster_absorbs_a_new_neighbour_instead_of_dissolving() -> None:
+    for name in ("zz-new", "aa-new"):  # ids that sort after and before the established node
+        stored = Stored()
+        grow(stored, {"old": {}})  # a chunk with no neighbour: a cluster of its own
+        label = stored.nodes["old"].replicas[0].label
+        change, _ = grow(stored, {name: {"old": 0.9}})
+        assert stored.nodes[name].replicas[0].label == stored.nodes["old"].replicas[0].label == label
+        assert not change.left and change.added_to == {label: {name}}

@@ -199,7 +199,7 @@ def test_spelling_variants_join_one_entity_but_look_alikes_do_not(memory: Memory
     memory.ingest([{"id": "c", "title": "Kim Jong-il", "text": "Kim Jong-il was the father of Kim Jong-un."}])
     records, _, _ = driver.execute_query(
         "MATCH (e:Entity {namespace: $ns}) WHERE e.name STARTS WITH 'Fyodor' OR e.name STARTS WITH 'Kim Jong' "
-        "RETURN e.name AS name, e.aliases AS aliases, COUNT { (e)<-[:MENTIONS]-() } AS mentions",
+        "RETURN e.name AS name, e.aliases AS aliases, COUNT { (e)<-[:MENTIONS]-(:Chunk) } AS mentions",
         ns=memory.namespace,
     )
     by_name = {r["name"]: r for r in records}

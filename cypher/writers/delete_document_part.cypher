@@ -1,6 +1,6 @@
 // Remove up to $limit chunks of one document with what they contributed: their
-// verb phrases, QA edges and mentions, then every entity no longer mentioned
-// anywhere. Run repeatedly until it deletes fewer than $limit chunks, so even a
+// verb phrases, QA edges and mentions, then every entity no chunk mentions any more
+// (a Gist's mentions follow its chunk). Run repeatedly until it deletes fewer than $limit chunks, so even a
 // huge document is removed in bounded transactions; each part is consistent on
 // its own (no orphan entity survives a part). The document is marked `pending`
 // first: if the process dies half-way, it is redone or deleted again, never
@@ -26,7 +26,7 @@ CALL (chunks) {
 WITH size(chunks) AS deleted_chunks, touched
 CALL (touched) {
   UNWIND touched AS e
-  OPTIONAL MATCH (e)<-[m:MENTIONS]-()
+  OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk)
   WITH e, count(m) AS remaining
   RETURN collect(CASE WHEN remaining = 0 THEN e END) AS orphans,
          collect(CASE WHEN remaining > 0 THEN e.id END) AS survivors
