@@ -136,9 +136,12 @@ class LevelOutcome:
 
 @dataclass(frozen=True)
 class MemberText:
+    """A member as its cluster's summary sees it; ``sources`` are the chunks its own text came from."""
+
     id: str
     title: str
     text: str
+    sources: tuple[str, ...] = ()
 
 
 @register_stage
@@ -409,7 +412,7 @@ class ClusterStage(MemoryStage):
         member_ids = sorted({m for members in groups.values() for m in members})
         collection = CHUNK_COLLECTION if level == 0 else CLUSTER_COLLECTION
         vectors = ctx.vectors.get_vectors(collection, ctx.namespace, member_ids)
-        texts = {r["id"]: MemberText(r["id"], r["title"] or "", r["text"] or "")
+        texts = {r["id"]: MemberText(r["id"], r["title"] or "", r["text"] or "", tuple(r["sources"] or ()))
                  for r in self._read_slices("clusters/member_texts", member_ids, level=level)}  # fmt: skip
         labels = sorted(groups)
         ordered = {label: [texts[m] for m in central_members(sorted(groups[label]), vectors) if m in texts]
@@ -418,8 +421,10 @@ class ClusterStage(MemoryStage):
             label: extractive_summary(ordered[label], self.settings.summary_sentences) for label in labels
         }
         basis_size = self.settings.llm_members if ctx.chat_model is not None else None
-        basis = {label: summary_basis(ordered[label][:basis_size] if basis_size else extractive[label][1])
-                 for label in labels}  # fmt: skip
+        shown = {
+            label: ordered[label][:basis_size] if basis_size else extractive[label][1] for label in labels
+        }
+        basis = {label: summary_basis(shown[label]) for label in labels}
         fresh = [label for label in labels if (existing.get(label) or {}).get("basis") != basis[label]]
         summaries = {label: extractive[label][0] for label in fresh}
         if ctx.chat_model is not None and fresh:
@@ -440,6 +445,7 @@ class ClusterStage(MemoryStage):
             rows.append({
                 "id": label, "title": cluster_title(ordered[label]), "basis": basis[label],
                 "summary": summaries[label] if new else old.get("summary") or "",
+                "sources": _sources(shown[label]) if new else list(old.get("sources") or _sources(shown[label])),
                 "revision": revision if new else old.get("revision") or revision,
                 "members": [m.id for m in ordered[label]] + sorted(groups[label] - {m.id for m in ordered[label]}),
                 "pending": new,
@@ -579,6 +585,11 @@ def cluster_title(members: Sequence[MemberText], items: int = 3) -> str:
         if len(out) >= items:
             break
     return " · ".join(out)
+
+
+def _sources(members: Sequence[MemberText]) -> list[str]:
+    """The chunks a summary's text comes from: the first source of each member it was written from."""
+    return list(dict.fromkeys(m.sources[0] for m in members if m.sources))
 
 
 def _edge_rows(links: Mapping[str, Mapping[str, float]], removed: set[str]) -> list[dict[str, Any]]:

@@ -13,7 +13,8 @@
    result's details (``ask --trace`` prints them).
 4. **Answer** from the active memory: the best ``passages`` chunks (active
    chunks and the chunks under active clusters) and the best ``summaries``
-   cluster summaries are the evidence. With a chat model it answers from them
+   cluster summaries are the evidence (a summary is cited by the chunks its
+   text comes from). With a chat model it answers from them
    or says N/A. Offline, the answer is the best QA pair (by the configured
    reranker) extracted from the evidence passages, and N/A when it scores
    below a threshold the memory itself gives: the ``na_quantile`` quantile of
@@ -288,20 +289,28 @@ class ClusterStrategy(AskStrategy):
         ]  # fmt: skip
 
     def _summary_evidence(self, nodes: Sequence[Node]) -> list[Evidence]:
-        """Cluster summaries; a cluster spans documents, so its provenance is a few chunks under it."""
+        """Cluster summaries, cited by the chunks their text comes from.
+
+        Evidence names one document, so a summary's ``doc_id`` is that of its
+        first source chunk and ``chunk_ids`` are its sources in that document;
+        every source (and document) is listed in the metadata.
+        """
         if not nodes:
             return []
-        rows = {
-            r["id"]: r
-            for r in self.context.graph.read("clusters/cluster_chunks", ids=[n.id for n in nodes], limit=5)
-        }
+        sources: dict[str, list[tuple[str, str]]] = {}
+        for row in self.context.graph.read("clusters/cluster_sources", ids=[n.id for n in nodes]):
+            sources.setdefault(row["id"], []).append((row["chunk_id"], row["doc_id"]))
         out = []
         for n in nodes:
-            row = rows.get(n.id, {"chunk_ids": [], "doc_ids": []})
+            found = sources.get(n.id)
+            if not found:
+                continue  # a summary without a source in memory is not evidence
+            doc_id = found[0][1]
             out.append(Evidence(
-                kind="cluster", id=n.id, text=n.text, score=round(n.score, 6), doc_id="",
-                chunk_ids=tuple(row["chunk_ids"]),
-                metadata={"title": n.title, "level": n.level, "doc_ids": list(row["doc_ids"]), "via": n.via},
+                kind="cluster", id=n.id, text=n.text, score=round(n.score, 6), doc_id=doc_id,
+                chunk_ids=tuple(c for c, d in found if d == doc_id),
+                metadata={"title": n.title, "level": n.level, "via": n.via, "sources": [c for c, _ in found],
+                          "doc_ids": list(dict.fromkeys(d for _, d in found))},
             ))  # fmt: skip
         return out
 

@@ -126,4 +126,4 @@ def test_an_alias_of_another_kind_does_not_capture_an_entity() -> None:
     film, _ = resolver.resolve("Iron Maiden Band", (), "WORK", "documentary")  # a film of that title
     assert film != band
     assert resolver.resolve("Iron Maiden Band", (), "ORG", "fans")[0] == band  # its own kind joins by alias
-    assert resolver.resolve("Iron Maiden Band", (), "THING", "fans")[0] == film  # generic: the node of that name
+    assert resolver.resolve("Iron Maiden Band", (), "THING", "fans")[0] == film  # generic: that name's node
