@@ -38,14 +38,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from engramdb.ingestion.clusters import CLUSTER_COLLECTION
-from engramdb.platform.errors import InputError
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
-from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 #: Chunks read under each active cluster when the activated chunks are fewer than the evidence needs.
 FILL_PER_CLUSTER = 30
@@ -135,9 +134,7 @@ class ClusterStrategy(AskStrategy):
         decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
         trace: bool = False,
     ) -> AskResult:
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty")
-        question = question.strip()
+        question = require_question(question)
         started = time.perf_counter()
         timings: dict[str, float] = {}
         query = self.context.embedder.embed_query(question)

@@ -69,7 +69,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from engramdb.ingestion.gists import FACT_COLLECTION, GIST_COLLECTION
-from engramdb.platform.errors import InputError
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.platform.vectors import VectorStore
@@ -98,7 +97,7 @@ from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
-from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 #: Entities and facts shown in the details (and under ``--trace``) per sub-question.
 DETAIL_ENTITIES = 8
@@ -374,9 +373,7 @@ class DiffusionStrategy(AskStrategy):
         decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
         trace: bool = False,
     ) -> AskResult:
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty")
-        question = question.strip()
+        question = require_question(question)
         started = time.perf_counter()
         timings: dict[str, float] = {}
         notes: list[str] = []

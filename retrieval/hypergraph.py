@@ -65,7 +65,6 @@ from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
 
-from engramdb.platform.errors import InputError
 from engramdb.platform.storage import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
@@ -93,7 +92,7 @@ from engramdb.retrieval.hypergraph_offline import (
 from engramdb.retrieval.hypergraph_retrieval import MemoryRetriever, Retrieved, SubQuery
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
-from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 #: Kept runs (``engramdb memory show``, document deletes) are handled in hypergraph_memory; re-exported here.
 __all__ = ["HypergraphDetails", "HypergraphRecipe", "HypergraphStrategy", "forget_document", "load_memory_run",
@@ -249,9 +248,7 @@ class HypergraphStrategy(AskStrategy):
         decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
         trace: bool = False,
     ) -> AskResult:
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty")
-        question = question.strip()
+        question = require_question(question)
         started = time.perf_counter()
         self._ensure_collections()
         run = _Run(question, WorkingMemory(), HypergraphStore(self.context.graph, new_query_id()),

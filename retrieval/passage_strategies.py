@@ -15,14 +15,13 @@ from typing import Any
 
 from pydantic import Field
 
-from engramdb.platform.errors import InputError
 from engramdb.platform.storage import CHUNK_COLLECTION
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
 from engramdb.retrieval.hop_retrieval import lucene_query
 from engramdb.retrieval.results import AskResult, PassageDetails
-from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 
 class PassageRecipe(Recipe):
@@ -50,10 +49,9 @@ class PassageStrategy(AskStrategy):
         decomposition: Decomposition | Sequence[Sequence[str]] | None = None,
         trace: bool = False,
     ) -> AskResult:
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty")
+        question = require_question(question)
         started = time.perf_counter()
-        rows = self.passages(question.strip(), self.recipe.top_k)
+        rows = self.passages(question, self.recipe.top_k)
         timings = {"retrieve": time.perf_counter() - started}
         evidence = passage_evidence(rows)
         answer: str | None = None

@@ -92,6 +92,13 @@ class AskStrategy(ABC):
         """Answer ``question``; ``decomposition`` (sub-questions) is used by strategies that decompose."""
 
 
+def require_question(question: object) -> str:
+    """The question, stripped; an empty or non-text question is a clear error in every strategy."""
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    return question.strip()
+
+
 _REGISTRY: dict[str, type[AskStrategy]] = {}
 #: Modules whose import registers the built-in strategies (imported on first lookup,
 #: so importing the registry stays cheap and free of cycles).
