@@ -122,10 +122,16 @@ def register_strategy(cls: type[AskStrategy]) -> type[AskStrategy]:
 
 
 def _load_builtins() -> None:
+    """Import the built-in strategies, then order the registry as listed (chain first), whatever
+    order their modules happened to be imported in; strategies registered elsewhere come after."""
     global _loaded
     if not _loaded:
         for module in BUILTIN_STRATEGY_MODULES:
             importlib.import_module(module)
+        rank = {module: i for i, module in enumerate(BUILTIN_STRATEGY_MODULES)}
+        ordered = sorted(_REGISTRY.items(), key=lambda item: rank.get(item[1].__module__, len(rank)))
+        _REGISTRY.clear()
+        _REGISTRY.update(ordered)
         _loaded = True
 
 

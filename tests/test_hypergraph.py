@@ -283,9 +283,9 @@ def test_forget_document_cascades_into_kept_memory(memory: Memory) -> None:
     assert points_of(memory, query_id) == after
     assert forget_document(memory.graph, "apa")["removed"] == 0  # idempotent
 
-    for doc_id in ("jpi", "hank", "hello", "tahoe"):  # the other order: the document's memory goes first
-        assert memory.ingestor.delete(doc_id) is not None
+    for doc_id in ("jpi", "hank", "hello", "tahoe"):  # the order Memory.delete uses: cascade, then delete
         report = forget_document(memory.graph, doc_id)
+        assert memory.ingestor.delete(doc_id) is not None
         left = points_of(memory, query_id)
         assert report["removed"] == len(after) - len(left)
         assert all(len(p["entities"]) >= 2 and doc_id not in p["doc_ids"] + p["chunk_docs"] for p in left)

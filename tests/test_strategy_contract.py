@@ -65,8 +65,10 @@ def test_strategy_answers_with_provenance_that_resolves(memories, name: str) -> 
     }
     assert chunk_ids and chunk_ids <= set(stored), "evidence names chunks that are not in memory"
     for e in result.evidence:
-        assert e.kind and e.text and e.doc_id in {d["id"] for d in DOCS}
-        assert all(stored[c] == e.doc_id for c in e.chunk_ids)
+        assert e.kind and e.text
+        # one document's evidence names it; evidence spanning documents (a cluster) may leave it empty
+        assert e.doc_id in {d["id"] for d in DOCS} or (e.doc_id == "" and len(e.chunk_ids) >= 1)
+        assert all(stored[c] == e.doc_id for c in e.chunk_ids) or e.doc_id == ""
     assert {c.doc_id for c in result.citations} <= {d["id"] for d in DOCS}
     assert result.evidence_tokens > 0
     if result.answer not in (None, NA):
@@ -77,7 +79,9 @@ def test_strategy_answers_with_provenance_that_resolves(memories, name: str) -> 
 def test_strategy_never_sees_another_namespace(memories, name: str) -> None:
     memory, other = memories
     result = other.ask("Where was Marie Curie born?", strategy=name)
-    assert all(e.doc_id == "oslo" for e in result.evidence + result.near_misses)
+    items = result.evidence + result.near_misses
+    assert all(e.doc_id in ("oslo", "") for e in items)
+    assert all(c.startswith("oslo#") for e in items for c in e.chunk_ids)
     assert result.answer != "Warsaw"
 
 
