@@ -15,29 +15,34 @@ What lives where
   belongs to. Replicas are the whole state label propagation needs, so the
   next batch, in another process or after a restart, continues from them.
   Group lookups go through the ``replica_label`` index (namespace, level, label).
-* **Clusters.** ``(:Cluster {id, level, title, summary, size, revision})`` with
-  ``HAS_MEMBER`` to chunks (level 1) or to clusters one level down, and
-  ``SIMILAR`` links among clusters of one level (the level's network, built by
-  the same top-k rule on cluster vectors; clusters have no position in a
-  document, so the proximity term is 0 and the score is ``α·cos``). Each cluster has a vector in the ``clusters``
-  collection (payload ``kind = "L<level>"``): the embedding of its summary, so
-  a cluster competes with chunks on equal terms when a question is matched
-  against every level (a centroid of member vectors would not: the mean of
-  related unit vectors is closer to almost any query on their topic). A
-  cluster's id is the label that formed it, so it keeps its id while it grows.
-  Level 1 keeps single-chunk clusters (every chunk belongs to a cluster);
-  above, a group needs two members, otherwise its one member is a root.
+* **Clusters.** ``(:Cluster {id, level, title, summary, sources, basis, size,
+  revision})`` with ``HAS_MEMBER`` to chunks (level 1) or to clusters one
+  level down, and ``SIMILAR`` links among clusters of one level (the level's
+  network, built by the same top-k rule on cluster vectors; clusters have no
+  position in a document, so the proximity term is 0 and the score is
+  ``α·cos``). ``sources`` are the chunks the summary's text comes from (its
+  provenance as evidence), ``basis`` fingerprints the members it was written
+  from. Each cluster has a vector in the ``clusters`` collection (payload
+  ``kind = "L<level>"``): the embedding of its summary, so a cluster competes
+  with chunks on equal terms when a question is matched against every level
+  (a centroid of member vectors would not: the mean of related unit vectors is
+  closer to almost any query on their topic). A cluster's id is the label that
+  formed it, so it keeps its id while it grows. Level 1 keeps single-chunk
+  clusters (every chunk belongs to a cluster); above, a group needs two
+  members, otherwise its one member is a root.
 
 How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 ------------------------------------------------------------
 For level L = 0, 1, ...: link the *dirty* nodes (new chunks; clusters whose
 summary changed), re-replicate only the affected nodes and propagate labels
-from them (:func:`engramdb.ingestion.cluster_algorithms.update_level`); the
+from them (:func:`engramdb.ingestion.cluster_algorithms.update_level`). The
 label groups that gained or lost a member, or hold a dirty node, are the
-changed clusters of level L+1: only they are re-summarised and re-embedded,
-and they are the dirty nodes of the next level. It stops when a level changes
-nothing (or at ``max_levels``). Deleting a document is the same walk with the
-document's chunks as removed nodes.
+changed clusters of level L+1: their member lists are rewritten, and their
+summary only when the members it rests on changed (its ``basis``); only those
+re-summarised clusters are re-embedded and become the dirty nodes of the next
+level, so a batch stops rippling upwards where summaries stop changing. It
+stops when a level changes nothing (or at ``max_levels``). Deleting a
+document is the same walk with the document's chunks as removed nodes.
 
 Each level is written in one transaction. Changed clusters are written with
 ``pending = true`` until the level above has absorbed them, and a cluster
@@ -77,7 +82,14 @@ from engramdb.ingestion.cluster_algorithms import (
     top_neighbours,
     update_level,
 )
-from engramdb.ingestion.stages import MemoryStage, StageChunk, StageContext, StageReport, register_stage
+from engramdb.ingestion.stages import (
+    MemoryStage,
+    ProgressCallback,
+    StageChunk,
+    StageContext,
+    StageReport,
+    register_stage,
+)
 from engramdb.platform.errors import InputError
 from engramdb.platform.storage import CHUNK_COLLECTION
 from engramdb.platform.vectors import VectorPoint
@@ -181,6 +193,13 @@ class ClusterStage(MemoryStage):
                 pass
         graph.write("clusters/clear_markers", stage=self.name)
         self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace)
+
+    def index_namespace(self, progress: ProgressCallback | None = None) -> StageReport:
+        """Index every chunk the stage has not indexed, then finish any level an interrupted run left pending."""
+        report = super().index_namespace(progress)
+        if self._pending():
+            report.add(self.grow((), ()))
+        return report
 
     def rebuild(self) -> StageReport:
         """Build the hierarchy again from scratch, every chunk in one growth step (what growth is compared to)."""

@@ -14,7 +14,7 @@
 4. **Answer** from the active memory: the best ``passages`` chunks (active
    chunks and the chunks under active clusters) and the best ``summaries``
    cluster summaries are the evidence (a summary is cited by the chunks its
-   text comes from). With a chat model it answers from them
+   text comes from; one spanning documents has an empty ``doc_id``). With a chat model it answers from them
    or says N/A. Offline, the answer is the best QA pair (by the configured
    reranker) extracted from the evidence passages, and N/A when it scores
    below a threshold the memory itself gives: the ``na_quantile`` quantile of
@@ -286,11 +286,10 @@ class ClusterStrategy(AskStrategy):
         ]  # fmt: skip
 
     def _summary_evidence(self, nodes: Sequence[Node]) -> list[Evidence]:
-        """Cluster summaries, cited by the chunks their text comes from.
+        """Cluster summaries, cited by the chunks their text comes from (its ``sources``).
 
-        Evidence names one document, so a summary's ``doc_id`` is that of its
-        first source chunk and ``chunk_ids`` are its sources in that document;
-        every source (and document) is listed in the metadata.
+        A summary drawn from one document names it; one that spans documents
+        leaves ``doc_id`` empty and its chunk ids carry the provenance.
         """
         if not nodes:
             return []
@@ -302,12 +301,11 @@ class ClusterStrategy(AskStrategy):
             found = sources.get(n.id)
             if not found:
                 continue  # a summary without a source in memory is not evidence
-            doc_id = found[0][1]
+            doc_ids = list(dict.fromkeys(d for _, d in found))
             out.append(Evidence(
-                kind="cluster", id=n.id, text=n.text, score=round(n.score, 6), doc_id=doc_id,
-                chunk_ids=tuple(c for c, d in found if d == doc_id),
-                metadata={"title": n.title, "level": n.level, "via": n.via, "sources": [c for c, _ in found],
-                          "doc_ids": list(dict.fromkeys(d for _, d in found))},
+                kind="cluster", id=n.id, text=n.text, score=round(n.score, 6),
+                doc_id=doc_ids[0] if len(doc_ids) == 1 else "", chunk_ids=tuple(c for c, _ in found),
+                metadata={"title": n.title, "level": n.level, "via": n.via, "doc_ids": doc_ids},
             ))  # fmt: skip
         return out
 

@@ -4,5 +4,5 @@ WHERE NOT coalesce(k.dissolved, false)
 OPTIONAL MATCH (k)-[:HAS_MEMBER]->(m)
 WITH k, collect(m.id) AS members
 RETURN k.id AS id, k.level AS level, k.title AS title, k.summary AS summary, k.revision AS revision,
-       members
+       k.sources AS sources, members
 ORDER BY k.level, k.id
