@@ -10,8 +10,8 @@ one the benchmark starts and times. Growth, offline, in namespace ``bench-cluste
    (ingest not timed) and each is integrated by the stage (timed), so each batch
    meets a memory that already holds 2Wiki and the batches before it;
 4. the hierarchy is rebuilt once more over everything (timed).
-The MuSiQue passages are removed again at the start of a run, through the
-stage's delete path, so a run can be repeated.
+The MuSiQue passages of an earlier run are removed at the start (before the
+rebuild), so a run can be repeated.
 
 Evaluation: the MuSiQue corpus in namespace ``bench-clusters-musique``, its
 hierarchy rebuilt, then the 50 dev questions through ``cluster``, ``dense`` and
@@ -42,13 +42,11 @@ def shape(stage: ClusterStage) -> dict[int, int]:
     return {row["level"]: row["clusters"] for row in stage.level_counts()}
 
 
-def remove_documents(memory: Memory, stage: ClusterStage, doc_ids: list[str]) -> int:
-    """Take documents out through the stage's delete path, then out of memory."""
+def remove_documents(memory: Memory, doc_ids: list[str]) -> int:
+    """Take the batches of an earlier run out of memory (the rebuild that follows clears the hierarchy)."""
     present = set(memory.document_status(doc_ids))
     for doc_id in doc_ids:
         if doc_id in present:
-            chunk_ids = [r["id"] for r in memory.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
-            stage.delete_document(doc_id, chunk_ids)
             memory.delete(doc_id)
     return len(present)
 
@@ -63,7 +61,7 @@ def growth(settings, sizes: list[int], final_rebuild: bool) -> dict:
     results: dict = {"sizes": sizes}
     with Memory("bench-clusters", settings) as memory:
         stage = stage_for(memory)
-        removed = remove_documents(memory, stage, [d.id for d in musique[: sum(sizes)]])
+        removed = remove_documents(memory, [d.id for d in musique[: sum(sizes)]])
         ingest = memory.ingest(wiki)
         results["base"] = {
             "passages": len(wiki),

@@ -5,9 +5,10 @@ What lives where
 * **Chunk network (level 0).** ``(:Chunk)-[:SIMILAR {weight, level: 0}]->(:Chunk)``,
   stored once per pair. A new chunk links to its top-k chunks by
   ``α·cos + (1-α)·exp(-(i-j)²/2σ²)`` above θ; candidates come from the
-  Qdrant chunk vectors (a k+1 nearest-neighbour search, plus the chunks of the
+  Qdrant chunk vectors (a nearest-neighbour search, plus the chunks of the
   same document within 3σ positions, where proximity can lift a link over θ),
-  never from comparing all pairs. Chunks never change, so their links only
+  never from comparing all pairs, among the chunks already in the network or
+  in the same batch (a chunk not indexed yet links when its own turn comes). Chunks never change, so their links only
   accumulate; a deleted chunk takes its links with it.
 * **Replicas.** ``(:Replica {level, node_id, label, members})-[:REPLICA_OF]->(node)``:
   one per connected component of the node's ego network, ``members`` being
@@ -17,32 +18,37 @@ What lives where
   Group lookups go through the ``replica_label`` index (namespace, level, label).
 * **Clusters.** ``(:Cluster {id, level, title, summary, sources, basis, size,
   revision})`` with ``HAS_MEMBER`` to chunks (level 1) or to clusters one
-  level down, and ``SIMILAR`` links among clusters of one level (the level's
-  network, built by the same top-k rule on cluster vectors; clusters have no
-  position in a document, so the proximity term is 0 and the score is
-  ``α·cos``). ``sources`` are the chunks the summary's text comes from (its
-  provenance as evidence), ``basis`` fingerprints the members it was written
-  from. Each cluster has a vector in the ``clusters`` collection (payload
-  ``kind = "L<level>"``): the embedding of its summary, so a cluster competes
-  with chunks on equal terms when a question is matched against every level
-  (a centroid of member vectors would not: the mean of related unit vectors is
-  closer to almost any query on their topic). A cluster's id is the label that
-  formed it, so it keeps its id while it grows. Level 1 keeps single-chunk
-  clusters (every chunk belongs to a cluster); above, a group needs two
-  members, otherwise its one member is a root.
+  level down, and ``SIMILAR`` links among clusters of one level: the level's
+  network is made of the clusters' connections one level down (CAM's
+  inter-cluster connections: a replica of one linked to a replica of the
+  other), weighted by the summed weight of those links, so an upper level
+  only connects what its members connected and the hierarchy narrows towards
+  one root per connected region of the chunk network. ``sources`` are the
+  chunks the summary's text comes from (its provenance as evidence),
+  ``basis`` fingerprints the members it was written from. Each cluster has a
+  vector in the ``clusters`` collection (payload ``kind = "L<level>"``): the
+  embedding of its summary, so a cluster competes with chunks on equal terms
+  when a question is matched against every level (a centroid of member
+  vectors would not: the mean of related unit vectors is closer to almost any
+  query on their topic). A cluster's id is the label that formed it, so it
+  keeps its id while it grows. Level 1 keeps single-chunk clusters (every
+  chunk belongs to a cluster); above, a group needs two members, otherwise its
+  one member is a root.
 
 How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 ------------------------------------------------------------
-For level L = 0, 1, ...: link the *dirty* nodes (new chunks; clusters whose
-summary changed), re-replicate only the affected nodes and propagate labels
-from them (:func:`engramdb.ingestion.cluster_algorithms.update_level`). The
-label groups that gained or lost a member, or hold a dirty node, are the
-changed clusters of level L+1: their member lists are rewritten, and their
-summary only when the members it rests on changed (its ``basis``); only those
-re-summarised clusters are re-embedded and become the dirty nodes of the next
-level, so a batch stops rippling upwards where summaries stop changing. It
-stops when a level changes nothing (or at ``max_levels``). Deleting a
-document is the same walk with the document's chunks as removed nodes.
+For level L = 0, 1, ...: link the *dirty* nodes (new chunks; clusters that
+were created or whose members changed), re-replicate only the affected nodes
+and propagate labels from them
+(:func:`engramdb.ingestion.cluster_algorithms.update_level`). The label
+groups that gained or lost a member, or hold a member whose summary changed,
+are looked at one level up: their member lists are rewritten, and their
+summary only when the members it rests on changed (its ``basis``); only
+re-summarised clusters are re-embedded. A level hands up the clusters whose
+members changed (to re-link) and those whose summary changed (whose parents'
+summaries may rest on them), so a batch stops rippling upwards where nothing
+changes any more, or at ``max_levels``. Deleting a document is the same walk
+with the document's chunks as removed nodes.
 
 Each level is written in one transaction. Changed clusters are written with
 ``pending = true`` until the level above has absorbed them, and a cluster
@@ -98,6 +104,9 @@ log = logging.getLogger("engramdb")
 
 #: One point per cluster, keyed by the cluster id; the vector is its summary's; payload ``kind = "L<level>"``.
 CLUSTER_COLLECTION = "clusters"
+#: Nearest chunks read per new chunk, as a multiple of k + 1: chunks not yet in the network are skipped,
+#: so a search of exactly k + 1 could come up short while a memory's backlog is being indexed.
+SEARCH_FACTOR = 3
 #: Rows per Cypher call when reading node states or member texts (keeps each query's parameters small).
 READ_SLICE = 2000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -112,6 +121,7 @@ do not speculate, and reply with the paragraph only."""
 class ClusterSettings(BaseModel):
     """The stage's knobs (``StageContext.options["clusters"]``).
 
+    k, α, σ and θ shape the chunk network (the levels above link through it).
     k, α and σ are the CAM paper's (k = 10; α and σ the middle of its grids).
     θ is not: the paper's 0.5 / 0.7 suit its embedder, while MiniLM scores
     clearly related Wikipedia paragraphs lower. With α = 0.7 and θ = 0.3 a
@@ -125,7 +135,7 @@ class ClusterSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    k: int = Field(10, ge=1, le=100, description="Links a new node makes (its top-k neighbours).")
+    k: int = Field(10, ge=1, le=100, description="Links a new chunk makes (its top-k neighbours).")
     alpha: float = Field(0.7, ge=0.0, le=1.0, description="Weight of cosine similarity against proximity.")
     sigma: float = Field(
         1.5, gt=0.0, le=100.0, description="Decay of the proximity term, in chunk positions."
@@ -140,10 +150,14 @@ class ClusterSettings(BaseModel):
 
 @dataclass
 class LevelOutcome:
-    """What growing one level produced for the next one."""
+    """What growing one level hands to the next one (all ids are clusters one level up)."""
 
-    changed: set[str] = field(default_factory=set)  # clusters one level up, created or re-summarised
-    dissolved: set[str] = field(default_factory=set)  # clusters one level up whose group fell apart
+    regrouped: set[str] = field(default_factory=set)  # created, or their members changed: links to recompute
+    rewritten: set[str] = field(
+        default_factory=set
+    )  # their summary changed: their parents' summaries may too
+    dissolved: set[str] = field(default_factory=set)  # their group fell apart: they leave the level
+    view: LevelView | None = None  # the level below as it now stands (saves reloading it)
 
 
 @dataclass(frozen=True)
@@ -220,33 +234,35 @@ class ClusterStage(MemoryStage):
         started = time.perf_counter()
         report = StageReport(self.name, chunks=len(new_chunks))
         pending = self._pending()
-        dirty: set[str] = set()
-        removed = set(removed_chunks)
+        step = LevelOutcome(dissolved=set(removed_chunks))
         links = self._chunk_links(new_chunks, report)
         level = 0
-        while True:
-            dirty |= pending.get((level, False), set())
-            removed |= pending.get((level, True), set())
+        while level <= self.settings.max_levels:
+            step.regrouped |= pending.get((level, False), set())
+            step.rewritten |= pending.get((level, False), set())
+            step.dissolved |= pending.get((level, True), set())
             later = any(lvl > level for lvl, _ in pending)
-            if level > 0 and not dirty and not removed and not later:
+            if level > 0 and not (step.regrouped or step.rewritten or step.dissolved or later):
                 break
             if level > 0:
-                links = self._cluster_links(level, dirty - removed, report)
-            outcome = self._grow_level(level, links, removed, report)
-            dirty, removed = outcome.changed, outcome.dissolved
+                links = self._cluster_links(level, step.regrouped - step.dissolved, step.view)
+            step = self._grow_level(level, links, step.rewritten - step.dissolved, step.dissolved, report)
             level += 1
-            if level > self.settings.max_levels:
-                break
         report.written["levels_touched"] = level
         report.seconds = time.perf_counter() - started
         return report
 
     def _grow_level(
-        self, level: int, links: Mapping[str, Mapping[str, float]], removed: set[str], report: StageReport
+        self,
+        level: int,
+        links: Mapping[str, Mapping[str, float]],
+        rewritten: set[str],
+        removed: set[str],
+        report: StageReport,
     ) -> LevelOutcome:
-        """One level: update its network and replicas, then re-summarise the clusters above that changed."""
+        """One level: update its network and replicas, then the clusters above whose groups changed."""
         view = LevelView(lambda ids: self._load_states(level, ids))
-        token = growth_token(level, links, removed)
+        token = growth_token(level, set(links) | rewritten, removed)
         change = update_level(
             view,
             links,
@@ -258,10 +274,15 @@ class ClusterStage(MemoryStage):
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
         _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
-        keep, dissolve, existing = self._plan_parents(level, view, change, links)
+        # The clusters above re-link when created or regrouped, or when their members' links changed.
+        relinked = {label for node in change.affected | set(links) for label in view.state(node).labels()}
+        keep, dissolve, existing = self._plan_parents(level, view, change, rewritten, relinked)
         rows, fresh = self._summarise(level, keep, existing, token, report)
+        regrouped = {label for label in keep if label not in existing or label in change.changed_labels}
+        regrouped |= relinked & set(keep)
+        rows = [{**row, "pending": True} for row in rows if row["id"] in regrouped or row["id"] in fresh]
         edge_rows = _edge_rows(links, removed)
-        self._write_level(level, view, change, links, removed, edge_rows, rows, dissolve)
+        self._write_level(level, view, change, links, rewritten, removed, edge_rows, rows, dissolve)
         parent = level + 1
         for key, value in ((f"links_level_{level}", len(edge_rows)), ("links", len(edge_rows)),
                            ("replicas", sum(len(view.state(n).replicas) for n in change.affected)),
@@ -273,18 +294,24 @@ class ClusterStage(MemoryStage):
                            (f"dissolved_level_{parent}", len(dissolve)),
                            ("clusters_removed", len(removed) if level > 0 else 0)):  # fmt: skip
             _count(report, key, value)
-        return LevelOutcome(changed=fresh, dissolved=set(dissolve))
+        return LevelOutcome(regrouped=regrouped, rewritten=fresh, dissolved=set(dissolve), view=view)
 
     def _plan_parents(
-        self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]]
+        self, level: int, view: LevelView, change: LevelChange, rewritten: set[str], relinked: set[str]
     ) -> tuple[dict[str, set[str]], list[str], dict[str, dict[str, Any]]]:
-        """The groups one level up to (re)write, the clusters to dissolve, and those of them that exist.
+        """The groups one level up to look at, the clusters to dissolve, and those of them that exist.
 
-        A group is refreshed when its membership changed or one of its members
-        is dirty (its content changed). Level 1 keeps groups of one chunk, so
-        every chunk has a cluster; above, a group needs two members.
+        A group is looked at when its membership changed, when its members'
+        links changed (``relinked``), or when one of its members got a new
+        summary (its own summary may rest on it). Level 1 keeps groups
+        of one chunk, so every chunk has a cluster; above, a group needs two
+        members.
         """
-        labels = change.changed_labels | {lab for node in links for lab in view.state(node).labels()}
+        labels = (
+            change.changed_labels
+            | relinked
+            | {lab for node in rewritten for lab in view.state(node).labels()}
+        )
         if not labels:
             return {}, [], {}
         parent = level + 1
@@ -298,7 +325,8 @@ class ClusterStage(MemoryStage):
 
     def _write_level(
         self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]],
-        removed: set[str], edge_rows: list[dict[str, Any]], rows: list[dict[str, Any]], dissolve: list[str],
+        rewritten: set[str], removed: set[str], edge_rows: list[dict[str, Any]], rows: list[dict[str, Any]],
+        dissolve: list[str],
     ) -> None:  # fmt: skip
         """Everything one level changed, in one transaction; then the vectors of clusters that went."""
         steps: list[tuple[str, Mapping[str, Any]]] = []
@@ -319,8 +347,8 @@ class ClusterStage(MemoryStage):
             steps.append(("clusters/upsert_clusters", {"level": level + 1, "rows": rows}))
         if dissolve:
             steps.append(("clusters/mark_dissolved", {"ids": dissolve}))
-        if level > 0 and links:
-            steps.append(("clusters/clear_pending", {"ids": sorted(links)}))
+        if level > 0 and (links or rewritten):
+            steps.append(("clusters/clear_pending", {"ids": sorted(set(links) | rewritten)}))
         if steps:
             self.context.graph.write_many(steps)
         gone = dissolve + (sorted(removed) if level > 0 else [])
@@ -344,7 +372,7 @@ class ClusterStage(MemoryStage):
             if vector is None:
                 _count(report, "chunks_without_vector", 1)
                 continue
-            for hit in ctx.vectors.search(CHUNK_COLLECTION, ns, vector, s.k + 1):
+            for hit in ctx.vectors.search(CHUNK_COLLECTION, ns, vector, SEARCH_FACTOR * (s.k + 1)):
                 same = hit.payload.get("doc_id") == chunk.doc_id
                 distance = abs(int(hit.payload.get("position") or 0) - chunk.position)
                 scored[chunk.id][hit.key] = edge_score(hit.score, same, distance, s.alpha, s.sigma)
@@ -358,53 +386,42 @@ class ClusterStage(MemoryStage):
             if sid in sibling_vectors:
                 cosine = float(np.dot(vectors[cid], sibling_vectors[sid]))
                 scored[cid][sid] = edge_score(cosine, True, distance, s.alpha, s.sigma)
-        valid = self._indexable(sorted({o for per in scored.values() for o in per} | set(scored)))
+        valid = self._indexable(
+            sorted({o for per in scored.values() for o in per} | set(scored)), list(scored)
+        )
         return {
             cid: top_neighbours(cid, {o: v for o, v in per.items() if o in valid}, s.k, s.theta)
             for cid, per in scored.items() if cid in valid
         }  # fmt: skip
 
-    def _cluster_links(self, level: int, dirty: set[str], report: StageReport) -> dict[str, dict[str, float]]:
-        """Each changed cluster's links among the clusters of its level, from its new summary vector.
+    def _cluster_links(
+        self, level: int, clusters: set[str], below: LevelView | None
+    ) -> dict[str, dict[str, float]]:
+        """The links of these clusters among the clusters of their level: their connections one level down.
 
-        Its top-k by ``α·cos`` above θ, plus its current links re-scored with the
-        new vector (kept while still above θ): a link another cluster chose is
-        not dropped just because it is not in this cluster's own top-k.
+        Cluster A links to cluster B when a member of A is linked to a member of
+        B in the level below (CAM's inter-cluster connections), weighted by the
+        summed weight of those links; clusters that share a bridging member are
+        linked through its links. Links follow the structure the clusters came
+        from, so a level only connects what its members connected.
         """
-        if not dirty:
+        if not clusters:
             return {}
-        s, ctx = self.settings, self.context
-        ids = sorted(dirty)
-        current = self._load_states(level, ids)
-        known = sorted(set(ids) | {n for state in current.values() for n in state.neighbours})
-        vectors = ctx.vectors.get_vectors(CLUSTER_COLLECTION, ctx.namespace, known)
-        scored: dict[str, dict[str, float]] = {}
-        kept: dict[str, dict[str, float]] = {}
-        for cid in ids:
-            vector = vectors.get(cid)
-            scored[cid], kept[cid] = {}, {}
-            if vector is None:
-                _count(report, "clusters_without_vector", 1)
-                continue
-            where = {"kind": f"L{level}"}
-            hits = ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, vector, s.k + 1, where=where)
-            scored[cid] = {h.key: edge_score(float(h.score), False, 0, s.alpha, s.sigma) for h in hits}
-            for other in current[cid].neighbours if cid in current else ():
-                if other in vectors:
-                    weight = edge_score(float(np.dot(vector, vectors[other])), False, 0, s.alpha, s.sigma)
-                    if weight >= s.theta:
-                        kept[cid][other] = weight
-        candidates = sorted(
-            {o for per in scored.values() for o in per} | {o for per in kept.values() for o in per}
-        )
-        alive = {r["id"] for r in self._read_slices("clusters/existing_clusters", candidates)
+        view = below or LevelView(lambda ids: self._load_states(level - 1, ids))
+        groups = self._stored_groups(level - 1, clusters)
+        view.ensure(m for members in groups.values() for m in members)
+        view.ensure(n for members in groups.values() for m in members for n in view.neighbours(m))
+        weights: dict[str, dict[str, float]] = {cid: defaultdict(float) for cid in clusters}
+        for cid, members in groups.items():
+            for member in members:
+                for other, weight in view.neighbours(member).items():
+                    for label in view.state(other).labels():
+                        if label != cid:
+                            weights[cid][label] += weight
+        targets = sorted({o for per in weights.values() for o in per})
+        alive = {r["id"] for r in self._read_slices("clusters/existing_clusters", targets)
                  if not r["dissolved"] and r["level"] == level}  # fmt: skip
-        out = {}
-        for cid in ids:
-            links = top_neighbours(cid, {o: v for o, v in scored[cid].items() if o in alive}, s.k, s.theta)
-            links.update((o, v) for o, v in kept[cid].items() if o in alive and o != cid)
-            out[cid] = links
-        return out
+        return {cid: {o: round(w, 6) for o, w in per.items() if o in alive} for cid, per in weights.items()}
 
     # ------------------------------------------------------------------ summaries
     def _summarise(
@@ -521,8 +538,10 @@ class ClusterStage(MemoryStage):
     def _existing_clusters(self, ids: set[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
 
-    def _indexable(self, ids: list[str]) -> set[str]:
-        return {r["id"] for r in self._read_slices("clusters/indexable_chunks", ids)}
+    def _indexable(self, ids: list[str], batch: list[str]) -> set[str]:
+        """Chunks that can be linked: in the chunk network already, or in this batch."""
+        rows = self._read_slices("clusters/indexable_chunks", ids, marker=self.marker, batch=batch)
+        return {r["id"] for r in rows}
 
     def _document_chunks(self, doc_ids: set[str]) -> dict[str, list[tuple[str, int]]]:
         out: dict[str, list[tuple[str, int]]] = defaultdict(list)
