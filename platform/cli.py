@@ -489,6 +489,7 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> No
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from engramdb.ingestion.loaders import load_path
+    from engramdb.ingestion.pipeline import PartProgress
     from engramdb.platform.memory import Memory
 
     settings = ctx.settings()
@@ -498,10 +499,17 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> No
     with Memory(settings=settings) as memory:
         with err_console.status("Loading models and connecting..."):
             memory.ingestor  # noqa: B018 - open stores and models before the bar starts
-        columns = (TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        label = TextColumn("{task.description:>9}")
+        columns = (label, BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=err_console, transient=False) as bar:
-            task = bar.add_task("ingest", total=len(documents))
-            report = memory.ingest(documents, progress=lambda n: bar.advance(task, n))
+            task = bar.add_task("documents", total=len(documents))
+            # A long document is one batch of many parts: the chunk row moves while the document row waits.
+            chunk_task = bar.add_task("chunks", total=None, visible=False)
+
+            def on_part(part: PartProgress) -> None:
+                bar.update(chunk_task, total=part.chunks_total, completed=part.chunks_done, visible=True)
+
+            report = memory.ingest(documents, progress=lambda n: bar.advance(task, n), on_part=on_part)
     if as_json:
         from dataclasses import asdict
 

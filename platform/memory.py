@@ -29,7 +29,13 @@ NO_LIMIT = 2**62
 
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
-    from engramdb.ingestion.pipeline import DeleteReport, Ingestor, IngestReport, ProgressCallback
+    from engramdb.ingestion.pipeline import (
+        DeleteReport,
+        Ingestor,
+        IngestReport,
+        PartCallback,
+        ProgressCallback,
+    )
     from engramdb.ingestion.stages import StageContext, StageReport
     from engramdb.retrieval.decomposition import Decomposition
     from engramdb.retrieval.rerankers import Reranker
@@ -203,13 +209,17 @@ class Memory:
         source: str | Path | Document | dict[str, Any] | Iterable[Document | dict[str, Any] | str],
         *,
         progress: ProgressCallback | None = None,
+        on_part: PartCallback | None = None,
     ) -> IngestReport:
         """Remember documents: a path (file, folder, JSON corpus), a text, a dict, or many of those.
 
         Unchanged documents are skipped, changed ones replace their old memory,
         and an interrupted ingest resumes where it stopped when run again.
+        ``progress`` advances per document; ``on_part`` reports chunks written
+        within a batch, which is the only visible progress while one long
+        document (a book) is being ingested.
         """
-        return self.ingestor.ingest(to_documents(source), progress=progress)
+        return self.ingestor.ingest(to_documents(source), progress=progress, on_part=on_part)
 
     def delete(self, doc_id: str) -> DeleteReport:
         """Forget one document: its chunks, verb phrases, QA edges and vectors, cached

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,8 @@ def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
     result = run(cli_env, "ingest", str(folder))
     assert result.exit_code == 0, result.output
     assert "2 ingested" in result.output
+    # one row per document and one per chunk written (the only thing that moves inside a long document)
+    assert re.search(r"documents .* 2/2", result.output) and re.search(r"chunks .* 2/2", result.output)
     stats = json.loads(run(cli_env, "stats", "--json").output)
     assert stats["documents"] == 2 and stats["qa_pairs"] == stats["qa_vectors"] > 0
 
