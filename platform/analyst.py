@@ -259,15 +259,17 @@ def refusal(text: str) -> str | None:
 
 
 def name_write(text: str) -> str:
-    """The write or schema clause the query contains, for the refusal message."""
+    """The first write or schema clause the query contains, for the refusal message."""
     flat = normalized(text)
     schema = _SCHEMA.search(flat)
     if schema:
         return f"a schema command ({' '.join(schema.group(0).split())})"
+    found = []
     for clause in WRITE_CLAUSES:
-        if re.search(r"(?<![.$\w])" + clause.replace(" ", r"\s+") + r"\b(?!\s*:)", flat):
-            return f"a write clause ({clause})"
-    return "a write"
+        match = re.search(r"(?<![.$\w])" + clause.replace(" ", r"\s+") + r"\b(?!\s*:)", flat)
+        if match:
+            found.append((match.start(), -len(clause), clause))
+    return f"a write clause ({min(found)[2]})" if found else "a write"
 
 
 def _strip_prefixes(flat: str) -> str:
@@ -383,9 +385,10 @@ def _check_plan(session: Any, query: str, params: Mapping[str, Any], timeout: fl
     if reason:
         raise QueryRefused(_refused(reason))
     if summary.query_type == "s":
-        schema = _SCHEMA.search(normalized(query))
-        what = " ".join(schema.group(0).split()) if schema else "SHOW/CALL"
-        raise QueryRefused(_refused(f"a schema or administration command ({what})"))
+        named = name_write(query)
+        raise QueryRefused(
+            _refused(named if named.startswith("a schema") else "a schema or administration command")
+        )
 
 
 def _strip_leading_mode(query: str) -> str:
