@@ -331,39 +331,71 @@ def test_answer_chains_are_the_active_points_with_what_they_grew_from(mem: Memor
         assert row["question"] == TWO_HOP
 
 
-def test_cluster_path_to_top_climbs_from_the_chunk_to_root_clusters(mem: Memory) -> None:
+@pytest.fixture
+def planted_clusters(mem: Memory):
+    """A small CAM hierarchy above the real one (five unrelated passages grow only level-1 singletons):
+    SIMILAR links from jpi#0, a level-1 cluster of jpi#0 and apa#0, a level-2 cluster over it and
+    hank's real cluster, and a dissolved level-3 cluster that every query must ignore."""
+    tag = uuid.uuid4().hex[:6]
+    ids = {"c1": f"c1-planted-{tag}", "c2": f"c2-planted-{tag}", "c3": f"c3-dissolved-{tag}"}
+    mem.driver.execute_query(
+        "MATCH (jpi:Chunk {namespace: $ns, id: 'jpi#0'}), (apa:Chunk {namespace: $ns, id: 'apa#0'}), "
+        "      (hank:Chunk {namespace: $ns, id: 'hank#0'}), (hk:Cluster {namespace: $ns})-[:HAS_MEMBER]->(hank) "
+        "CREATE (apa)-[:SIMILAR {namespace: $ns, level: 0, weight: 0.7, planted: true}]->(jpi), "
+        "       (hank)-[:SIMILAR {namespace: $ns, level: 0, weight: 0.4, planted: true}]->(jpi), "
+        "       (c1:Cluster {namespace: $ns, id: $c1, level: 1, title: 'Psychology journals', dissolved: false}), "
+        "       (c2:Cluster {namespace: $ns, id: $c2, level: 2, title: 'Psychology', dissolved: false}), "
+        "       (c3:Cluster {namespace: $ns, id: $c3, level: 3, title: 'gone', dissolved: true}), "
+        "       (c1)-[:HAS_MEMBER]->(jpi), (c1)-[:HAS_MEMBER]->(apa), (c2)-[:HAS_MEMBER]->(c1), "
+        "       (c2)-[:HAS_MEMBER]->(hk), (c3)-[:HAS_MEMBER]->(c2)",
+        ns=mem.namespace, **ids,
+    )  # fmt: skip
+    yield ids
+    mem.driver.execute_query(
+        "MATCH (k:Cluster {namespace: $ns}) WHERE k.id IN $ids DETACH DELETE k "
+        "WITH 1 AS done MATCH (:Chunk {namespace: $ns})-[s:SIMILAR {planted: true}]-() DELETE s",
+        ns=mem.namespace, ids=list(ids.values()),
+    )  # fmt: skip
+
+
+def test_cluster_path_to_top_climbs_from_the_chunk_to_root_clusters(mem: Memory, planted_clusters) -> None:
     edges = raw(mem, "MATCH (k:Cluster {namespace: $ns})-[:HAS_MEMBER]->(m) "
                      "WHERE NOT coalesce(k.dissolved, false) RETURN k.id AS parent, m.id AS child")  # fmt: skip
     parents = defaultdict(set)
     for edge in edges:
         parents[edge["child"]].add(edge["parent"])
     roots, frontier = set(), {"jpi#0"}
-    while frontier:  # every ancestor without a parent of its own is a top
+    while frontier:  # every ancestor without a (live) parent of its own is a top
         node = frontier.pop()
         for parent in parents[node]:
             (frontier.add(parent) if parents[parent] else roots.add(parent))
-    assert roots, "the chunk sits in at least one cluster"
+    assert (
+        planted_clusters["c2"] in roots and len(roots) == 2
+    )  # jpi's own level-1 cluster, and the planted top
     rows = example(mem, "cluster_path_to_top", chunk_id="jpi#0")
     assert {r["path"].start_node["id"] for r in rows} == roots
     for row in rows:
         nodes = row["path"].nodes
         assert nodes[-1]["id"] == "jpi#0" and row["chunk"] == JOURNAL
         levels = [n["level"] for n in reversed(nodes[:-1])]
-        assert levels == sorted(levels) and levels[0] == 1  # level by level, upwards
+        assert levels == list(range(1, len(levels) + 1))  # level by level, upwards
         assert row["top_level"] == levels[-1] and len(row["clusters_upwards"]) == len(levels)
+    assert rows[0]["clusters_upwards"] == ["L1 Psychology journals", "L2 Psychology"]  # the top level first
 
 
-def test_chunk_network_and_biggest_clusters(mem: Memory) -> None:
-    similar = raw(mem, "MATCH (:Chunk {namespace: $ns, id: 'jpi#0'})-[s:SIMILAR]-(n:Chunk) "
-                       "RETURN n.id AS id, s.weight AS weight")  # fmt: skip
+def test_chunk_network_and_biggest_clusters(mem: Memory, planted_clusters) -> None:
     rows = example(mem, "chunk_network", chunk_id="jpi#0")
-    assert sorted(r["neighbour_id"] for r in rows) == sorted(s["id"] for s in similar)
-    assert [r["weight"] for r in rows] == sorted((r["weight"] for r in rows), reverse=True)
+    assert [(r["neighbour_id"], r["weight"], r["shared_clusters"]) for r in rows] == [
+        ("apa#0", 0.7, ["Psychology journals"]),  # strongest first, with the level-1 cluster they share
+        ("hank#0", 0.4, []),
+    ]
     clusters = example(mem, "biggest_clusters")
     members = {k["id"]: k["n"] for k in raw(mem, "MATCH (k:Cluster {namespace: $ns}) WHERE NOT coalesce(k.dissolved, false) "
                                                   "RETURN k.id AS id, COUNT { (k)-[:HAS_MEMBER]->() } AS n")}  # fmt: skip
-    assert {c["id"]: c["members"] for c in clusters} == members and clusters
+    assert {c["id"]: c["members"] for c in clusters} == members
+    assert planted_clusters["c3"] not in members and members[planted_clusters["c2"]] == 2
     assert [c["level"] for c in clusters] == sorted((c["level"] for c in clusters), reverse=True)
+    assert clusters[0]["id"] == planted_clusters["c2"]
 
 
 # --------------------------------------------------------------------------- safety
