@@ -11,6 +11,7 @@ relationships before and after every refused query.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -396,6 +397,35 @@ def test_chunk_network_and_biggest_clusters(mem: Memory, planted_clusters) -> No
     assert planted_clusters["c3"] not in members and members[planted_clusters["c2"]] == 2
     assert [c["level"] for c in clusters] == sorted((c["level"] for c in clusters), reverse=True)
     assert clusters[0]["id"] == planted_clusters["c2"]
+
+
+def test_every_caption_renders_text_on_the_memory(mem: Memory, planted_clusters) -> None:
+    """Each label and relationship type in this memory captions as text from properties that exist
+    (the table shows nodes the way the Browser style sheet captions them)."""
+    from engramdb.platform.browser_style import captions
+
+    styled = captions()
+    nodes = raw(
+        mem, "MATCH (n {namespace: $ns}) WITH labels(n)[0] AS label, collect(n)[0] AS n RETURN label, n"
+    )
+    rels = mem.driver.execute_query(  # records, not data(): that turns relationships into tuples
+        "MATCH ({namespace: $ns})-[r]->() WITH type(r) AS kind, collect(r)[0] AS r RETURN kind, r", ns=mem.namespace
+    ).records
+    assert {"Document", "Chunk", "Entity", "VerbPhrase", "Gist", "Query", "MemoryPoint", "Cluster",
+            "Replica"} <= {n["label"] for n in nodes}  # fmt: skip
+    for row in nodes:
+        template = styled[f"node.{row['label']}"]
+        fields = re.findall(r"\{([^{}]*)\}", template)
+        assert fields and all(row["n"].get(f) is not None for f in fields), (row["label"], template)
+    for row in rels:
+        template = styled[f"relationship.{row['kind']}"]
+        fields = re.findall(r"\{([^{}]*)\}", template)
+        assert all(row["r"].get(f) is not None for f in fields), (row["kind"], template)
+    record = mem.driver.execute_query(
+        "MATCH (c:Chunk {namespace: $ns, id: 'jpi#0'}), (v:VerbPhrase {namespace: $ns})-[q:QA]->() "
+        "RETURN c, q LIMIT 1", ns=mem.namespace).records[0]  # fmt: skip
+    assert analyst.caption(record["c"]) == f"(Chunk: {JOURNAL} #0)"
+    assert analyst.caption(record["q"]) == f"[QA: {record['q']['question']}]"
 
 
 # --------------------------------------------------------------------------- safety
