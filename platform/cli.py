@@ -717,7 +717,9 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
                           "in Neo4j Browser)", highlight=False, markup=False)  # fmt: skip
     more = f"; more rows exist (raise --limit, now {result.limit})" if result.truncated else ""
     err_console.print(
-        f"{len(result.rows)} rows in {result.seconds:.2f} s{more}", highlight=False, markup=False
+        f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'} in {result.seconds:.2f} s{more}",
+        highlight=False,
+        markup=False,
     )
 
 

@@ -409,7 +409,8 @@ def test_every_caption_renders_text_on_the_memory(mem: Memory, planted_clusters)
         mem, "MATCH (n {namespace: $ns}) WITH labels(n)[0] AS label, collect(n)[0] AS n RETURN label, n"
     )
     rels = mem.driver.execute_query(  # records, not data(): that turns relationships into tuples
-        "MATCH ({namespace: $ns})-[r]->() WITH type(r) AS kind, collect(r)[0] AS r RETURN kind, r", ns=mem.namespace
+        "MATCH ({namespace: $ns})-[r]->() WITH type(r) AS kind, collect(r)[0] AS r RETURN kind, r",
+        ns=mem.namespace,
     ).records
     assert {"Document", "Chunk", "Entity", "VerbPhrase", "Gist", "Query", "MemoryPoint", "Cluster",
             "Replica"} <= {n["label"] for n in nodes}  # fmt: skip
