@@ -656,6 +656,151 @@ def memory_show(ctx: Context, query_id: str) -> None:
     render_memory_run(console, rows)
 
 
+# ---------------------------------------------------------- cypher / browser
+@main.command("cypher")
+@click.argument("query", required=False)
+@click.option("-e", "--example", "example_name", metavar="NAME", help="Run a catalogued query (see --list).")
+@click.option(
+    "--list", "list_examples", is_flag=True, help="List the catalogued queries and their parameters."
+)
+@click.option("-p", "--param", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="A query parameter, JSON-ish (12, 0.5, true, [1,2], '\"text\"'); repeatable. "
+                   "$namespace is always the -n namespace.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.option("--limit", type=int, help="At most this many rows (default: the analyst_row_limit setting).")
+@click.option(
+    "--timeout", type=float, help="Seconds before the server stops the query (default: analyst_timeout)."
+)
+@memory_options
+@pass_context
+@friendly_errors
+def cypher_command(ctx: Context, query: str | None, example_name: str | None, list_examples: bool,
+                   assignments: tuple[str, ...], as_json: bool, limit: int | None,
+                   timeout: float | None) -> None:  # fmt: skip
+    """Run a read-only Cypher QUERY (or - for stdin) on the namespace's memory, or a catalogued --example.
+
+    Writes, schema and admin commands, CALL dbms… and LOAD CSV are refused and nothing changes;
+    the server stops a query at the timeout. Parameters are passed as parameters, never spliced.
+    """
+    from engramdb.platform import analyst
+    from engramdb.platform.errors import InputError
+    from engramdb.platform.graph import connect
+
+    if list_examples:
+        _print_examples(analyst.examples(), as_json)
+        return
+    params = analyst.parse_params(assignments)
+    if example_name and query:
+        raise InputError("give either a QUERY or --example NAME, not both")
+    if example_name:
+        entry = analyst.example(example_name)
+        params = analyst.example_params(entry, params)
+        text = entry.text
+    elif query:
+        text = sys.stdin.read() if query == "-" else query
+    else:
+        raise InputError("give a QUERY (or - to read it from stdin), --example NAME, or --list")
+    settings = ctx.settings()
+    driver = connect(settings)
+    try:
+        result = analyst.run_cypher(
+            driver, text, {**params, "namespace": settings.namespace}, database=settings.neo4j_database,
+            limit=limit if limit is not None else settings.analyst_row_limit,
+            timeout=timeout if timeout is not None else settings.analyst_timeout, example_name=example_name,
+        )  # fmt: skip
+    finally:
+        driver.close()
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
+        return
+    shown, hidden = analyst.table_columns(result)
+    table = Table(show_lines=False, header_style="bold")
+    for column in shown:
+        table.add_column(Text(column), overflow="fold")
+    for row in result.rows:
+        table.add_row(*(Text(analyst.caption(row[c])) for c in shown))
+    console.print(table)
+    if hidden:
+        err_console.print(f"graph columns not shown in the table: {', '.join(hidden)} (see them with --json or "
+                          "in Neo4j Browser)", highlight=False, markup=False)  # fmt: skip
+    more = f"; more rows exist (raise --limit, now {result.limit})" if result.truncated else ""
+    err_console.print(
+        f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'} in {result.seconds:.2f} s{more}",
+        highlight=False,
+        markup=False,
+    )
+
+
+def _print_examples(entries: list[Any], as_json: bool) -> None:
+    """The catalogue: name, description and the --param each needs (with the header's example value)."""
+    if as_json:
+        click.echo(json.dumps([{"name": e.name, "description": e.description, "params": e.params}
+                               for e in entries], indent=2))  # fmt: skip
+        return
+    table = Table(header_style="bold")
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it shows", overflow="fold")
+    table.add_column("parameters", overflow="fold")
+    for entry in entries:
+        params = "\n".join(f"{name} (e.g. {value})" for name, value in entry.params.items())
+        table.add_row(Text(entry.name), Text(entry.description), Text(params))
+    console.print(table)
+    err_console.print("run one: engramdb cypher --example NAME --param NAME=VALUE; the files are in "
+                      f"{EXAMPLES_HINT}", highlight=False, markup=False)  # fmt: skip
+
+
+EXAMPLES_HINT = "cypher/examples/ (paste one into Neo4j Browser after :param namespace => '<namespace>')"
+
+
+@main.command("browser")
+@click.option(
+    "--style", "style_only", is_flag=True, help="Print only the :style command (to paste into Browser)."
+)
+@memory_options
+@pass_context
+@friendly_errors
+def browser_command(ctx: Context, style_only: bool) -> None:
+    """Where Neo4j Browser is, how to log in, and how engramdb's style sheet gets applied."""
+    from engramdb.platform.browser_style import STYLE_FILE, style_command
+    from engramdb.platform.neo4j_server import POST_CONNECT_SETTING, LocalNeo4j, browser_post_connect_command
+
+    if style_only:
+        click.echo(style_command())
+        return
+    settings = ctx.settings()
+    namespace_line = f":param namespace => '{settings.namespace}'"
+    if settings.uses_local_neo4j:
+        server = LocalNeo4j(settings)
+        status = server.status()
+        conf = server.conf_dir / "neo4j.conf"
+        console.print(f"Browser:  {escape(server.browser_url)}", highlight=False)
+        console.print(f"connect:  {escape(server.bolt_uri)}  user neo4j, password in "
+                      f"{escape(str(server.password_file))}", highlight=False)  # fmt: skip
+        applied = (
+            conf.is_file() and f"{POST_CONNECT_SETTING}={browser_post_connect_command()}" in conf.read_text()
+        )
+        if not status.running:
+            console.print("server:   not running: `engramdb neo4j start` (the style then applies at every login)",
+                          highlight=False, markup=False)  # fmt: skip
+        elif applied:
+            console.print(f"style:    applied at every login ({POST_CONNECT_SETTING} in {escape(str(conf))})",
+                          highlight=False)  # fmt: skip
+        else:
+            console.print("style:    this server was started with an older style: restart it (`engramdb neo4j "
+                          "stop` then `start`), or paste the command from `engramdb browser --style`",
+                          highlight=False, markup=False)  # fmt: skip
+    else:
+        console.print(f"connect:  {escape(str(settings.neo4j_uri))}  user {escape(settings.neo4j_user)} "
+                      "(the password you configured); open your server's Browser", highlight=False)  # fmt: skip
+        console.print("style:    engramdb does not configure an external server: paste the one command "
+                      "`engramdb browser --style` prints into Browser's editor", highlight=False, markup=False)  # fmt: skip
+    console.print(
+        f"then:     {escape(namespace_line)}   (every example query takes $namespace)", highlight=False
+    )
+    console.print(f"queries:  `engramdb cypher --list`; files in {escape(str(STYLE_FILE.parent.parent / 'examples'))}",
+                  highlight=False)  # fmt: skip
+
+
 # ------------------------------------------------------------------- eval
 @main.command("eval")
 @click.argument("dataset", type=click.Path(path_type=Path))

@@ -120,8 +120,19 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(None, validation_alias=_key("OPENAI_API_KEY"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key("ANTHROPIC_API_KEY"))
 
+    analyst_row_limit: int = Field(
+        100, ge=1, le=100_000, description="Rows `engramdb cypher` prints at most (--limit overrides)."
+    )
+    analyst_timeout: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="Seconds an `engramdb cypher` query may run before the server stops it (--timeout overrides).",
+    )
+
     stages: list[str] | None = Field(
-        None, description="Memory stages run on ingest (default: every registered stage; [] for the GSW only)."
+        None,
+        description="Memory stages run on ingest (default: every registered stage; [] for the GSW only).",
     )
     ask: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

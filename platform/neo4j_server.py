@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engramdb.platform.browser_style import style_command
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import Neo4jServerError
 from engramdb.platform.store_lock import ensure_private_dir, exclusive_lock
@@ -46,6 +47,8 @@ NEO4J_HOME_ENTRIES = ("auth", "conf", "data", "lib", "logs", "plugins", "run")
 #: once a checkpoint has made them unnecessary for recovery.
 TX_LOG_ROTATION_SIZE = "16M"
 TX_LOG_RETENTION = "2 files"
+#: The neo4j.conf setting whose commands Neo4j Browser runs after each login.
+POST_CONNECT_SETTING = "browser.post_connect_cmd"
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,8 @@ class LocalNeo4j:
             "dbms.usage_report.enabled=false",
             f"db.tx_log.rotation.size={TX_LOG_ROTATION_SIZE}",
             f"db.tx_log.rotation.retention_policy={TX_LOG_RETENTION}",
+            # Neo4j Browser runs this after every login: it applies engramdb's style sheet.
+            f"{POST_CONNECT_SETTING}={browser_post_connect_command()}",
         ]
         (self.conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
@@ -381,6 +386,11 @@ class LocalNeo4j:
             if path.is_file():
                 return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
         return ""
+
+
+def browser_post_connect_command() -> str:
+    """The value of ``browser.post_connect_cmd``: the ``:style`` command without its colon (Browser adds it)."""
+    return style_command().removeprefix(":")
 
 
 def java_major_version(java: str) -> int | None:

@@ -106,7 +106,7 @@ def test_invalid_namespace_is_rejected(driver) -> None:
 def test_browser_example_queries_run(driver) -> None:
     names = cypher_files.names("examples")
     assert len(names) >= 4
-    params = {"namespace": "examples-test", "doc_id": "d", "name": "n", "entity_id": "e", "chunk_id": "d#0"}
+    params = {"namespace": "examples-test", "doc_id": "d", "name": "n", "chunk_id": "d#0", "query_id": "q"}
     for name in names:
         driver.execute_query(cypher_files.query(name), params)  # runs without error on an empty namespace
 
