@@ -12,15 +12,18 @@ pairs of all surviving chains are the evidence.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from engramdb.ingestion.rules_lexicon import country_of_demonym, place_kind
 from engramdb.platform.embedders import Embedder
+from engramdb.retrieval.answer_types import UNKNOWN, ExpectedType, can_feed_next_hop, expected_type, fit
 from engramdb.retrieval.decomposition import PLACEHOLDER
 from engramdb.retrieval.hop_retrieval import HopRequest, HopRetriever
 from engramdb.retrieval.rerankers import Reranker
-from engramdb.retrieval.results import Chain, ChainStep, HopTrace
+from engramdb.retrieval.results import Chain, ChainStep, HopTrace, ScoredQA
 
 
 @dataclass(frozen=True)
@@ -36,19 +39,31 @@ class SearchOutcome:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def _step_of_hop(chain: Chain, n: int) -> ChainStep:
+    """The step whose answer stands for hop ``n``: the last step of that hop (an implicit type
+    step, when there is one, replaces the match's answer), or the n-th step of an older chain."""
+    matches = [step for step in chain.steps if step.hop == n]
+    return matches[-1] if matches else chain.steps[n - 1]
+
+
 def instantiate(sub_question: str, chain: Chain) -> tuple[str, list[str], list[str]]:
-    """Fill ``<ENTITY_Qn>`` with the chain's answer at step n; returns (text, entity ids, names)."""
+    """Fill ``<ENTITY_Qn>`` with the chain's answer of hop n; returns (text, entity ids, names)."""
     ids: list[str] = []
     names: list[str] = []
 
     def fill(match: object) -> str:
         n = int(match.group(1))  # type: ignore[attr-defined]
-        step = chain.steps[n - 1]
+        step = _step_of_hop(chain, n)
         ids.append(step.answer_id)
         names.append(step.answer_name)
         return step.answer_name
 
     return PLACEHOLDER.sub(fill, sub_question), ids, names
+
+
+def _referenced_later(sequence: Sequence[str], hop: int) -> bool:
+    """Whether a later sub-question of the sequence asks about hop ``hop``'s answer."""
+    return any(int(m.group(1)) == hop for q in sequence[hop:] for m in PLACEHOLDER.finditer(q))
 
 
 class ChainSearch:
@@ -77,36 +92,19 @@ class ChainSearch:
         trace: bool,
     ) -> list[Chain]:
         beams: list[Chain] = [Chain(steps=(), score=1.0)]
-        b, k = self.settings.beam_width, self.settings.qa_top_k
+        b = self.settings.beam_width
         for hop, sub_question in enumerate(sequence, start=1):
+            expected = expected_type(sub_question)
+            feeds_later = _referenced_later(sequence, hop)
             instantiated = [instantiate(sub_question, chain) for chain in beams]
-            started = time.perf_counter()
-            vectors = self.embedder.embed_documents([q for q, _, _ in instantiated])
-            timings["embed"] += time.perf_counter() - started
-            extensions: list[Chain] = []
             hop_trace = HopTrace(seq_index, hop, [q for q, _, _ in instantiated], [], [], [])
-            started = time.perf_counter()
-            requests = [
-                HopRequest(q, v, tuple(ids)) for (q, ids, _), v in zip(instantiated, vectors, strict=True)
-            ]
-            retrieved = self.hops.retrieve_many(requests)
-            timings["retrieve"] += time.perf_counter() - started
-            for chain, (query, _ids, names), found in zip(beams, instantiated, retrieved, strict=True):
-                visited = _visited(chain)
-                candidates = [c for c in found if not set(c.answer_ids) <= visited]
-                started = time.perf_counter()
-                scored = self.reranker.score(query, candidates, names)[:k]
-                timings["rerank"] += time.perf_counter() - started
-                prior = chain.score ** len(chain.steps) if chain.steps else 1.0
-                for item in scored:
-                    if trace:
-                        hop_trace.candidates.append((query, item.qa.text, item.score))
-                    for answer_id, answer_name in zip(item.qa.answer_ids, item.qa.answer_names, strict=True):
-                        if answer_id in visited:
-                            continue  # a chain never loops back to an entity it already went through
-                        step = ChainStep(query, item.qa, answer_id, answer_name, item.score)
-                        score = (prior * max(item.score, 1e-9)) ** (1.0 / hop)
-                        extensions.append(Chain(steps=(*chain.steps, step), score=score))
+            scored_per_beam = self._score_hop(instantiated, beams, timings, hop_trace if trace else None)
+            extensions: list[Chain] = []
+            for chain, (query, _ids, _names), scored in zip(
+                beams, instantiated, scored_per_beam, strict=True
+            ):
+                extensions.extend(self._extend(chain, query, scored, hop, expected, feeds_later))
+            extensions = self._resolve_kinds(extensions, hop, expected, timings)
             extensions.sort(key=lambda c: (-c.score, c.answer_id))
             kept: list[Chain] = []
             seen: set[str] = set()
@@ -128,13 +126,184 @@ class ChainSearch:
                 break
         return [c for c in beams if c.steps]
 
+    def _score_hop(
+        self,
+        instantiated: Sequence[tuple[str, list[str], list[str]]],
+        beams: Sequence[Chain],
+        timings: dict[str, float],
+        hop_trace: HopTrace | None,
+    ) -> list[list[ScoredQA]]:
+        """Retrieve and rerank the candidates of every beam's instantiated sub-question."""
+        started = time.perf_counter()
+        vectors = self.embedder.embed_documents([q for q, _, _ in instantiated])
+        timings["embed"] += time.perf_counter() - started
+        started = time.perf_counter()
+        requests = [
+            HopRequest(q, v, tuple(ids), tuple(names))
+            for (q, ids, names), v in zip(instantiated, vectors, strict=True)
+        ]
+        retrieved = self.hops.retrieve_hops(requests)
+        timings["retrieve"] += time.perf_counter() - started
+        out: list[list[ScoredQA]] = []
+        for chain, (query, _ids, _names), found in zip(beams, instantiated, retrieved, strict=True):
+            visited = _visited(chain)
+            started = time.perf_counter()
+            # Scored with every candidate present (a reverse twin tells a reverse reading apart), then
+            # the pairs that could only lead back to where the chain has been are dropped.
+            scored = self.reranker.score(query, found.candidates, found.subject_names)
+            timings["rerank"] += time.perf_counter() - started
+            scored = [s for s in scored if not set(s.qa.answer_ids) <= visited][: self.settings.qa_top_k]
+            if hop_trace is not None:
+                for item in scored:
+                    shown = (
+                        item.qa.text
+                        if item.direction in ("", "forward")
+                        else f"{item.qa.text} [{item.direction}]"
+                    )
+                    hop_trace.candidates.append((query, shown, item.score))
+            out.append(scored)
+        return out
+
+    def _extend(
+        self,
+        chain: Chain,
+        query: str,
+        scored: Sequence[ScoredQA],
+        hop: int,
+        expected: ExpectedType | None,
+        feeds_later: bool,
+    ) -> list[Chain]:
+        """The chain extended by each answer of each scored pair that may stand for this hop.
+
+        A pair's score is split per answer by the answer's own type fit (the
+        reranker's score carries the best fit of the pair). An answer that a later
+        hop would have to ask about must be an entity (not a date, number or common
+        noun); a nationality adjective asked for as a country becomes that country.
+        """
+        visited = _visited(chain)
+        out: list[Chain] = []
+        for item in scored:
+            base = item.score / max(item.type_factor, 1e-9)
+            types = item.qa.answer_types or ("",) * len(item.qa.answer_ids)
+            for answer_id, answer_name, answer_type in zip(
+                item.qa.answer_ids, item.qa.answer_names, types, strict=False
+            ):
+                if answer_id in visited:
+                    continue  # a chain never loops back to an entity it already went through
+                if feeds_later and not can_feed_next_hop(answer_name, answer_type or ""):
+                    continue
+                step_score = min(1.0, base * fit(expected, answer_name, answer_type or ""))
+                step = ChainStep(
+                    query,
+                    item.qa,
+                    answer_id,
+                    answer_name,
+                    step_score,
+                    hop,
+                    False,
+                    answer_type or "",
+                    item.direction,
+                )
+                step = self._as_country(step, expected)
+                if step.answer_id in visited:
+                    continue
+                steps = (*chain.steps, step)
+                out.append(Chain(steps=steps, score=chain_score(steps)))
+        return out
+
+    def _as_country(self, step: ChainStep, expected: ExpectedType | None) -> ChainStep:
+        """A nationality adjective given where a country is asked for, as that country ("Norwegian" →
+        Norway, the stored entity when memory has one); any other step unchanged."""
+        if expected is None or expected.kind != "country" or place_kind(step.answer_name) == "country":
+            return step
+        country = country_of_demonym(step.answer_name)
+        if country is None:
+            return step
+        entity_id = self.hops.entity_ids_by_name([country]).get(country, f"country:{country}")
+        return replace(step, answer_id=entity_id, answer_name=country, answer_type="PLACE",
+                       score=min(1.0, step.score / UNKNOWN))  # fmt: skip
+
+    def _resolve_kinds(
+        self, extensions: list[Chain], hop: int, expected: ExpectedType | None, timings: dict[str, float]
+    ) -> list[Chain]:
+        """Chains whose answer is a place where a country is asked for also try one implicit step to
+        the country that contains it ("Where was Marie Curie born? → Warsaw", then "What country is
+        Warsaw in?" → Poland); the lifted chain competes with the original."""
+        if expected is None or expected.kind != "country":
+            return extensions
+        needing = [
+            c for c in extensions if c.steps[-1].direction in ("forward", "") and _needs_country(c.steps[-1])
+        ]
+        needing.sort(key=lambda c: (-c.score, c.answer_id))
+        seen: set[str] = set()
+        todo: list[Chain] = []
+        for chain in needing:
+            if chain.answer_id not in seen and len(todo) < self.settings.beam_width:
+                seen.add(chain.answer_id)
+                todo.append(chain)
+        if not todo:
+            return extensions
+        queries = [(f"What country is {c.answer_name} in?", [c.answer_id], [c.answer_name]) for c in todo]
+        scored_per_chain = self._score_hop(queries, todo, timings, None)
+        lifted: list[Chain] = []
+        for chain, (query, _ids, _names), scored in zip(todo, queries, scored_per_chain, strict=True):
+            step = chain.steps[-1]
+            matched = replace(
+                step,
+                score=min(1.0, step.score / max(fit(expected, step.answer_name, step.answer_type), 1e-9)),
+            )
+            visited = _visited(chain)
+            for item in scored:
+                if item.direction not in ("forward", ""):
+                    continue
+                countries = [
+                    (i, n) for i, n in zip(item.qa.answer_ids, item.qa.answer_names, strict=False)
+                    if place_kind(n) == "country" and i not in visited
+                ]  # fmt: skip
+                if not countries:
+                    continue
+                answer_id, answer_name = countries[0]
+                implicit = ChainStep(
+                    query, item.qa, answer_id, answer_name, item.score, hop, True, "PLACE", item.direction
+                )
+                steps = (*chain.steps[:-1], matched, implicit)
+                lifted.append(Chain(steps=steps, score=chain_score(steps)))
+                break
+        return extensions + lifted
+
+
+def chain_score(steps: Sequence[ChainStep]) -> float:
+    """The geometric mean over hops of each hop's score; a hop that took an implicit step scores the
+    product of its two steps, so the detour can only cost, never add."""
+    per_hop: dict[int, float] = {}
+    for i, step in enumerate(steps, start=1):
+        key = step.hop or i
+        per_hop[key] = per_hop.get(key, 1.0) * max(step.score, 1e-9)
+    return math.prod(per_hop.values()) ** (1.0 / len(per_hop)) if per_hop else 0.0
+
+
+def _needs_country(step: ChainStep) -> bool:
+    """A place that is not itself a country (nor a nationality adjective)."""
+    return (
+        step.answer_type == "PLACE"
+        and place_kind(step.answer_name) is None
+        and country_of_demonym(step.answer_name) is None
+        and can_feed_next_hop(step.answer_name, step.answer_type)
+    )
+
 
 def _visited(chain: Chain) -> set[str]:
-    """Entities a chain has passed through: earlier answers and the entities its QA pairs asked about."""
+    """Entities a chain has passed through: its hops' answers and the entities its QA pairs asked
+    about. A place that an implicit step only passed on the way to its country ("Warsaw" on the way
+    to Poland) is not counted, so a later hop may arrive there ("the capital of Poland")."""
     seen: set[str] = set()
-    for step in chain.steps:
-        seen.add(step.answer_id)
-        seen.update(step.qa.question_entity_ids)
+    steps = chain.steps
+    for i, step in enumerate(steps):
+        lifted = i + 1 < len(steps) and steps[i + 1].implicit and steps[i + 1].hop == step.hop
+        if not lifted:
+            seen.add(step.answer_id)
+        if not step.implicit:
+            seen.update(step.qa.question_entity_ids)
     return seen
 
 

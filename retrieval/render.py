@@ -63,7 +63,9 @@ def render_result(console: Console, result: AskResult, trace: bool = False) -> N
     if supporting:
         console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", supporting))
     if near:
-        console.print(_evidence_table(result, "Near misses (retrieved, but they do not support an answer)", near))
+        console.print(
+            _evidence_table(result, "Near misses (retrieved, but they do not support an answer)", near)
+        )
     total = result.timings.get("total", 0.0) * 1000
     console.print(f"[dim]{len(result.evidence)} evidence items, {total:.0f} ms[/]")
 

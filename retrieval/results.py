@@ -34,7 +34,11 @@ class QACandidate:
     verb_phrase: str = ""
     dense_score: float | None = None
     bm25_score: float | None = None
-    via: tuple[str, ...] = ()  # "dense", "bm25", "entity"
+    via: tuple[str, ...] = ()  # "dense", "bm25", "entity", "reverse"
+    verb_phrase_id: str = ""
+    #: Relative to the hop that retrieved it (see :mod:`engramdb.retrieval.hop_direction`):
+    #: "forward", "reverse", "unanchored", or "" when the hop has no known input entity.
+    direction: str = ""
 
     @property
     def text(self) -> str:
@@ -45,6 +49,10 @@ class QACandidate:
 class ScoredQA:
     qa: QACandidate
     score: float
+    #: How the pair reads for the hop ("forward", "reverse", "reverse-reading", "unanchored", "").
+    direction: str = ""
+    #: The answer-type multiplier already inside ``score`` (the best over the pair's answers).
+    type_factor: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,13 @@ class ChainStep:
     answer_id: str
     answer_name: str
     score: float
+    #: The 1-based hop of the decomposition this step answers (0: unknown). A hop may take two
+    #: steps: its match, then an implicit step that turns the answer into the asked-for kind
+    #: ("What country is Warsaw in?" after "Where was Marie Curie born? → Warsaw").
+    hop: int = 0
+    implicit: bool = False
+    answer_type: str = ""
+    direction: str = ""  # how the QA pair read for this hop (see ScoredQA.direction)
 
 
 @dataclass(frozen=True)
