@@ -8,8 +8,8 @@ reply is read tolerantly (prose or a fence around the JSON, or plain text with
 markdown, "The answer is ...", a trailing period), and every way of declining
 ("Not stated in the evidence.", "N/A - ...") becomes ``N/A``. Offline, the
 answer is the final entity of the best chain, and ``N/A`` when that chain's
-score is below a calibrated threshold (memory does not support an answer well
-enough).
+score is below the memory's calibrated threshold (memory does not support an
+answer well enough; see :mod:`engramdb.retrieval.na_calibration`).
 
 Every :class:`Answer` says where it came from (:attr:`Answer.source`):
 ``llm``, ``offline``, ``offline-fallback: <reason>`` when the model could not
@@ -39,10 +39,8 @@ from engramdb.platform.llm import (
 from engramdb.retrieval.results import Chain, Evidence
 
 NA = "N/A"
-# Calibrated by benchmarks/calibrate_na.py on the MuSiQue memory: the 50 questions
-# with gold decompositions against the same chains started from invented names.
-# At 0.50, 92% of answerable questions are answered and 70% of absent ones refused
-# (best balanced accuracy, 81%, shared with 0.55, which refuses more real questions).
+# The default of an answerer built on its own. Chain search does not use it: each memory
+# calibrates its own threshold from probes it provides (retrieval/na_calibration.py).
 DEFAULT_NA_THRESHOLD = 0.50
 FALLBACK_PREFIX = "offline-fallback: "
 NOT_ASKED_PREFIX = "llm-not-asked: "

@@ -9,12 +9,16 @@ the provider keeps failing) the offline rules take over and the result says so
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
-from engramdb.retrieval.answering import DEFAULT_NA_THRESHOLD, LLMAnswerer, OfflineAnswerer
+from engramdb.retrieval.answering import NA, LLMAnswerer, OfflineAnswerer
 from engramdb.retrieval.chain_search import BeamSettings, ChainSearch
 from engramdb.retrieval.decomposition import (
     Decomposition,
@@ -25,8 +29,14 @@ from engramdb.retrieval.decomposition import (
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
+from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
+from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
 from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, qa_evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+
+log = logging.getLogger("engramdb")
+#: How many of the retrieved QA pairs an N/A result shows as near misses.
+NEAR_MISSES = 5
 
 
 class ChainRecipe(Recipe):
@@ -35,8 +45,18 @@ class ChainRecipe(Recipe):
     entity_top_k: int = Field(20, ge=1, le=500, description="BM25 entities per hop.")
     dense_top_k: int = Field(30, ge=0, le=500, description="QA pairs by vector similarity per hop.")
     qa_per_entity: int = Field(40, ge=1, le=1000, description="QA pairs collected per matched entity.")
-    na_threshold: float = Field(
-        DEFAULT_NA_THRESHOLD, ge=0.0, le=1.0, description="Offline: below this chain score, N/A."
+    na_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Offline: below this best-chain score, N/A. Unset: calibrated on each memory from "
+        "probes it provides (questions rebuilt from its QA pairs, and the same with invented names).",
+    )
+    na_false_accept: float = Field(
+        0.2, gt=0.0, lt=1.0, description="Calibration: share of absent-name probes allowed an answer."
+    )
+    na_probes: int = Field(
+        40, ge=0, le=1000, description="Calibration: answerable probes (and as many absent)."
     )
 
 
@@ -54,14 +74,15 @@ class ChainStrategy(AskStrategy):
         r = self.recipe
         model = context.chat_model
         use_llm = model is not None and context.decomposition in ("auto", "llm")
-        offline_answerer = OfflineAnswerer(r.na_threshold)
+        initial = r.na_threshold if r.na_threshold is not None else FALLBACK_THRESHOLD
+        offline_answerer = OfflineAnswerer(initial)
         self.decomposer: LLMDecomposer | OfflineDecomposer = (
             LLMDecomposer(model, fallback=OfflineDecomposer())
             if use_llm and model is not None
             else OfflineDecomposer()
         )
         self.answerer: LLMAnswerer | OfflineAnswerer = (
-            LLMAnswerer(model, evidence_floor=r.na_threshold, fallback=offline_answerer)
+            LLMAnswerer(model, evidence_floor=initial, fallback=offline_answerer)
             if model is not None
             else offline_answerer
         )
@@ -71,6 +92,9 @@ class ChainStrategy(AskStrategy):
         self.search = ChainSearch(
             hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k)
         )
+        self._offline_answerer = offline_answerer
+        self._calibration: tuple[str, NACalibration] | None = None  # (memory fingerprint, calibration)
+        self._lock = threading.Lock()
 
     def ask(
         self,
@@ -91,18 +115,79 @@ class ChainStrategy(AskStrategy):
         evidence = chain_evidence(chains)
         t0 = time.perf_counter()
         final = [seq[0] for seq in outcome.chains if seq]
+        na = self._set_threshold() if chains else {}
+        timings["calibrate"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         answer = self.answerer.answer(question, final, evidence)
         timings["answer"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         cited = citations(self.context.graph, evidence)
         timings["citations"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
+        notes, near = [], []
+        if answer.text == NA:
+            best = max((c.score for c in final), default=None)
+            notes.append(na_note(best, na.get("threshold"), bool(na.get("calibration"))))
+            near = evidence[:NEAR_MISSES]
         return AskResult(
             question=question, answer=answer.text, evidence=evidence, citations=cited,
             decomposition=[list(s) for s in decomp.sequences], evidence_tokens=evidence_tokens(evidence),
             timings=timings, strategy=self.name, answered_by=answer.source, decomposed_by=decomposed_by,
-            details=ChainDetails(chains=chains, trace=outcome.trace),
+            details=ChainDetails(chains=chains, trace=outcome.trace, na=na), near_misses=near, notes=notes,
         )  # fmt: skip
+
+    # N/A threshold -----------------------------------------------------------------------
+    def _set_threshold(self) -> dict[str, Any]:
+        """Point both answerers at this memory's threshold; returns what the result reports about it."""
+        if self.recipe.na_threshold is not None:
+            threshold, report = self.recipe.na_threshold, {}
+        else:
+            calibration = self.calibration()
+            threshold, report = calibration.threshold, calibration.summary()
+        self._offline_answerer.na_threshold = threshold
+        if isinstance(self.answerer, LLMAnswerer):
+            self.answerer.evidence_floor = threshold
+        return {"threshold": threshold, "calibration": report}
+
+    def calibration_key(self) -> str:
+        r = self.recipe
+        return (
+            f"v{CALIBRATION_VERSION}|{self.context.reranker.name}|b{r.beam_width}|k{r.qa_top_k}|e{r.entity_top_k}"
+            f"|d{r.dense_top_k}|p{r.qa_per_entity}|n{r.na_probes}|f{r.na_false_accept}"
+        )
+
+    def calibration(self) -> NACalibration:
+        """This memory's N/A calibration: cached while the memory is unchanged, stored in the graph
+        for other processes, computed from probes when neither is current."""
+        graph = self.context.graph
+        row = graph.read("chain/memory_fingerprint")[0]
+        fingerprint = f"{row['documents']}|{row['updated_at']}"
+        with self._lock:
+            if self._calibration is not None and self._calibration[0] == fingerprint:
+                return self._calibration[1]
+            key = self.calibration_key()
+            stored = graph.read("chain/get_calibration", key=key)
+            found = None
+            if stored and stored[0]["fingerprint"] == fingerprint:
+                found = NACalibration.from_json(stored[0]["report"] or "")
+            if found is None:
+                found = calibrate(graph, self._best_chain, probes=self.recipe.na_probes,
+                                  false_accept=self.recipe.na_false_accept, seed=namespace_seed(graph.namespace))  # fmt: skip
+                try:
+                    graph.write(
+                        "chain/put_calibration", key=key, fingerprint=fingerprint, report=found.to_json()
+                    )
+                except Neo4jError as exc:  # a read-only user still gets answers; only the cache is lost
+                    log.warning("could not store the chain N/A calibration: %s", exc)
+            self._calibration = (fingerprint, found)
+            return found
+
+    def _best_chain(self, sequence: tuple[str, ...]) -> tuple[float, str]:
+        chains = self.search.run([sequence]).chains[0]
+        if not chains:
+            return 0.0, ""
+        best = max(chains, key=lambda c: c.score)
+        return best.score, best.answer_name
 
     def _decompose(
         self, question: str, given: Decomposition | Sequence[Sequence[str]] | None, timings: dict[str, float]
@@ -117,6 +202,18 @@ class ChainStrategy(AskStrategy):
             return decomp, decomp.source
         finally:
             timings["decompose"] = time.perf_counter() - t0
+
+
+def na_note(best: float | None, threshold: float | None, calibrated: bool) -> str:
+    """Why the answer is N/A, in words a user reads."""
+    if best is None:
+        return "no evidence in memory supports an answer: no chain of QA pairs reached the last sub-question"
+    bar = "this memory's calibrated threshold" if calibrated else "the threshold"
+    where = f" {threshold:.2f}" if threshold is not None else ""
+    return (
+        f"no evidence in memory supports an answer: the best chain scored {best:.2f}, below {bar}{where}; "
+        "what was retrieved is shown as near misses"
+    )
 
 
 def chain_evidence(chains: Sequence[Chain]) -> list[Evidence]:

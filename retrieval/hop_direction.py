@@ -12,7 +12,9 @@ substituted from earlier hops and the names the sub-question itself mentions.
   Curie) and can only lead back where the chain came from;
 * **unanchored** — the pair is about neither: at best the same relation about
   another entity (what a dense search finds for a name memory never saw);
-* ``""`` — the hop has no known input entity, so nothing can be said.
+* ``""`` — the hop has no known input entity, so nothing can be said. (A hop
+  that spells a name memory has no entity for has nothing forward: all its
+  candidates are unanchored.)
 
 Entity ids alone miss one case. "What is the capital of Warsaw?" and the
 stored "What is Warsaw the capital of? → Poland" both ask about Warsaw, yet
@@ -70,8 +72,13 @@ def label(candidate: QACandidate, input_ids: Iterable[str]) -> str:
     return UNANCHORED
 
 
-def relabel(candidates: Sequence[QACandidate], input_ids: Iterable[str]) -> list[QACandidate]:
-    """The candidates with their ``direction`` set for a hop about ``input_ids``."""
+def relabel(
+    candidates: Sequence[QACandidate], input_ids: Iterable[str], *, unanchored: bool = False
+) -> list[QACandidate]:
+    """The candidates with their ``direction`` set for a hop about ``input_ids``; with
+    ``unanchored`` (the hop names something memory has no entity for) every one is unanchored."""
+    if unanchored:
+        return [replace(c, direction=UNANCHORED) for c in candidates]
     inputs = tuple(input_ids)
     return [replace(c, direction=label(c, inputs)) for c in candidates]
 

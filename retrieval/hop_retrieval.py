@@ -31,6 +31,7 @@ from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import QA_COLLECTION, QAPayload
 from engramdb.platform.vectors import VectorStore
+from engramdb.retrieval.answer_types import is_date
 from engramdb.retrieval.hop_direction import relabel
 from engramdb.retrieval.results import QACandidate
 
@@ -185,6 +186,7 @@ class HopRetriever:
         merged: list[dict[str, QACandidate]] = [{} for _ in requests]
         bm25: list[dict[str, float]] = [{} for _ in requests]
         named: list[dict[str, str]] = [{} for _ in requests]
+        unmatched = [bool(name_spans(r.query)) for r in requests]  # until BM25 finds one of its names
         queries = []
         for i, request in enumerate(requests):
             lucene = lucene_query(request.query, self.graph.namespace)
@@ -199,7 +201,7 @@ class HopRetriever:
                 bm25[row["i"]][row["id"]] = row["score"]
                 by_request.setdefault(row["i"], []).append(row)
             for i, found in by_request.items():
-                named[i] = named_entities(requests[i].query, found)
+                named[i], unmatched[i] = named_entities(requests[i].query, found)
         subjects = [list(dict.fromkeys([*r.input_entity_ids, *named[i]])) for i, r in enumerate(requests)]
         wanted = [list(dict.fromkeys([*subjects[i], *bm25[i]])) for i in range(len(requests))]
         all_ids = list(dict.fromkeys(e for ids in wanted for e in ids))
@@ -238,42 +240,89 @@ class HopRetriever:
                 if cand.dense_score is None and qa_id in stored:
                     merged[i][qa_id] = replace(cand, dense_score=float(np.dot(stored[qa_id], request.vector)))
             names = list(dict.fromkeys([*request.input_names, *named[i].values()]))
-            out.append(
-                HopCandidates(
-                    relabel(list(merged[i].values()), subjects[i]), tuple(subjects[i]), tuple(names)
-                )
+            labelled = relabel(
+                list(merged[i].values()), subjects[i], unanchored=unmatched[i] and not subjects[i]
             )
+            out.append(HopCandidates(labelled, tuple(subjects[i]), tuple(names)))
         return out
 
 
 _NAME_CHARS = re.compile(r"[A-Z0-9]")
+_CAP_WORD = r"(?:[A-Z0-9\u00c0-\u024f][\w'’.&-]*)"
+_CONNECT = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in|for|at)"
+_NAME_SPAN = re.compile(rf"{_CAP_WORD}(?:\s+(?:{_CONNECT}\s+)*{_CAP_WORD})*")
+_QUOTED_SPAN = re.compile(r"[\"“]([^\"”]{2,})[\"”]")
+_NOT_A_NAME = frozenset(
+    "what who whom whose which when where why how is are was were do does did has have had can could will "
+    "would the a an in on at of for from to by with as and or name list give".split()
+)
 
 
-def named_entities(query: str, found: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """``{entity id: name as written}`` for the BM25 hits whose name or an alias occurs in ``query``.
+def name_spans(query: str) -> list[str]:
+    """The names a question spells: quoted titles and runs of capitalised words ("Henrik Ibsen",
+    "Journal of Psychotherapy Integration"), without a leading question word, article or
+    preposition, and without dates ("May 1990") or bare numbers."""
+    text = unicodedata.normalize("NFC", query)
+    spans = [m.group(1).strip() for m in _QUOTED_SPAN.finditer(text)]
+    for match in _NAME_SPAN.finditer(_QUOTED_SPAN.sub(" ", text)):
+        words = match.group(0).split()
+        while words and (words[0].lower() in _NOT_A_NAME or words[0].lower() in _CONNECT_WORDS):
+            words.pop(0)
+        while words and words[-1].lower() in _CONNECT_WORDS:
+            words.pop()
+        span = " ".join(words).strip(".,;:")
+        if span and not is_date(span) and not re.fullmatch(r"[\d.,]+", span) and _NAME_CHARS.search(span):
+            spans.append(span)
+    return list(dict.fromkeys(spans))
 
-    Only names with a capital letter or a digit count (a common noun such as "play" is not a
-    subject), matched as whole words; a name inside a longer matched name ("Eyes" in "Big
-    Eyes") does not count, so the subject is the longest name the question spells.
+
+_CONNECT_WORDS = frozenset("of the and de del la le du da von van der den y & on upon in for at".split())
+
+
+def _name_key(text: str) -> str:
+    return normalize_name(text)
+
+
+def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[str, str], bool]:
+    """The hop's named subjects among its BM25 hits, and whether it names something memory lacks.
+
+    Returns ``({entity id: name}, unmatched)``. An entity is a subject when its name or an
+    alias (with a capital letter or a digit: a common noun such as "play" is not a subject)
+    occurs in the question as whole words, equals a name the question spells
+    (:func:`name_spans`, compared as reconciliation compares names), or contains such a name
+    as its last words ("Ibsen" for "Henrik Ibsen"). A name inside a longer matched name
+    ("Eyes" in "Big Eyes") does not count. ``unmatched`` is True when the question spells
+    names and none of them is an entity in memory: then nothing retrieved is about what the
+    question asks.
     """
     text = unicodedata.normalize("NFC", query)
     low = text.lower()
-    spans: list[tuple[int, int, str, str]] = []
+    spans = name_spans(text)
+    span_keys = {_name_key(s) for s in spans} - {""}
+    hits: list[tuple[int, int, str, str]] = []
     for row in found:
         for name in [row.get("name") or "", *(row.get("aliases") or [])]:
             name = unicodedata.normalize("NFC", name.strip())
             if len(name) < 2 or not _NAME_CHARS.search(name):
                 continue
+            key = _name_key(name)
             match = re.search(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)", low)
             if match is not None:
-                spans.append((match.start(), match.end(), row["id"], name))
+                hits.append((match.start(), match.end(), row["id"], name))
+                break
+            tail = next(
+                (k for k in span_keys if k and (key == k or (len(k) >= 4 and key.endswith(" " + k)))), None
+            )
+            if tail is not None:
+                at = low.find(tail.split()[0])
+                hits.append((max(at, 0), max(at, 0) + len(tail), row["id"], name))
                 break
     out: dict[str, str] = {}
-    for start, end, entity_id, name in spans:
-        inside_longer = any(s <= start and end <= e and (e - s) > (end - start) for s, e, _, _ in spans)
+    for start, end, entity_id, name in hits:
+        inside_longer = any(s <= start and end <= e and (e - s) > (end - start) for s, e, _, _ in hits)
         if not inside_longer:
             out.setdefault(entity_id, name)
-    return out
+    return out, bool(spans) and not out
 
 
 def _from_row(row: dict[str, Any], bm25: float | None, via: str) -> QACandidate:

@@ -59,7 +59,7 @@ def render_result(console: Console, result: AskResult, trace: bool = False) -> N
         console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
     # After N/A, what was retrieved did not support an answer: never show it as "Evidence".
     supporting = [] if result.is_na else result.evidence
-    near = result.near_misses + (result.evidence if result.is_na else [])
+    near = list({e.id: e for e in [*result.near_misses, *(result.evidence if result.is_na else [])]}.values())
     if supporting:
         console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", supporting))
     if near:

@@ -177,6 +177,9 @@ class ChainDetails(Details):
     kind: ClassVar[str] = "chain"
     chains: list[Chain] = field(default_factory=list)
     trace: list[HopTrace] = field(default_factory=list)
+    #: The offline N/A decision: the threshold used and, when calibrated on this memory, the
+    #: calibration's summary (see :mod:`engramdb.retrieval.na_calibration`).
+    na: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -210,6 +213,12 @@ class AskResult:
     @property
     def is_na(self) -> bool:
         return self.answer == NA
+
+    @property
+    def supporting_evidence(self) -> list[Evidence]:
+        """The evidence the answer rests on: none after ``N/A`` (what was retrieved then is in
+        ``evidence`` for inspection, and its closest items in ``near_misses``)."""
+        return [] if self.is_na else self.evidence
 
     @property
     def chains(self) -> list[Chain]:
