@@ -27,6 +27,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from engramdb.ingestion.reconcile import normalize_name
 from engramdb.platform.errors import LLMError
 from engramdb.platform.llm import (
     ASK_RETRY,
@@ -36,6 +37,8 @@ from engramdb.platform.llm import (
     parse_json_reply,
     token_usage,
 )
+from engramdb.retrieval.answer_types import country_of
+from engramdb.retrieval.decomposition import Comparison
 from engramdb.retrieval.results import Chain, Evidence
 
 NA = "N/A"
@@ -83,6 +86,81 @@ class OfflineAnswerer:
         if best is None or best.score < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
         return Answer(best.answer_name, source="offline", supported=True)
+
+    def answer_comparison(self, comparison: Comparison, finals: Sequence[Chain | None]) -> Answer:
+        """A comparison's answer (an option, or yes / no), N/A below the threshold or undecidable."""
+        decided = compare(comparison, finals)
+        if decided is None or decided[1] < self.na_threshold:
+            return Answer(NA, source="offline", supported=False)
+        return Answer(decided[0], source="offline", supported=True)
+
+
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+
+
+def date_key(text: str) -> tuple[int, int, int] | None:
+    """A sortable (year, month, day) read from an answer ("24 March 1867", "1990", "c. 300 BC")."""
+    low = text.lower()
+    year_match = re.search(r"\b(\d{3,4})\b", low) or re.search(r"\b(\d{1,2})\s*(?:bc|bce|ad|ce)\b", low)
+    if year_match is None:
+        return None
+    year = int(year_match.group(1))
+    if re.search(r"\b(bc|bce)\b", low):
+        year = -year
+    month = next((i for i, m in enumerate(_MONTH_NAMES, start=1) if re.search(rf"\b{m[:3]}", low)), 0)
+    rest = low[: year_match.start()] + " " + low[year_match.end() :]
+    day_match = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", rest)
+    day = int(day_match.group(1)) if day_match and month else 0
+    return year, month, day
+
+
+def number_value(text: str) -> float | None:
+    """The amount an answer states ("1,200", "3.5 million"), or None."""
+    match = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)?", text.lower())
+    if match is None:
+        return None
+    return float(match.group(1).replace(",", "")) * _SCALE.get(match.group(2) or "", 1.0)
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Two answers name the same thing: equal names, one inside the other, or the same country."""
+    na, nb = normalize_name(a), normalize_name(b)
+    if not na or not nb:
+        return False
+    if na == nb or re.search(rf"\b{re.escape(na)}\b", nb) or re.search(rf"\b{re.escape(nb)}\b", na):
+        return True
+    ca, cb = country_of(a), country_of(b)
+    return ca is not None and ca == cb
+
+
+def compare(comparison: Comparison, finals: Sequence[Chain | None]) -> tuple[str, float] | None:
+    """The answer of a comparison from each sequence's best chain, and the weakest chain's score
+    (the answer is only as supported as its least supported part); None when a sequence found
+    nothing or the answers cannot be compared (no dates in a date comparison, a tie)."""
+    if not finals or any(c is None or not c.steps for c in finals):
+        return None
+    chains = [c for c in finals if c is not None]
+    score = min(c.score for c in chains)
+    answers = [c.answer_name for c in chains]
+    if comparison.kind in ("same", "both"):
+        if comparison.kind == "same":
+            yes = all(_same_value(answers[0], a) for a in answers[1:])
+        else:
+            yes = all(_same_value(comparison.value, a) for a in answers)
+        return ("yes" if yes else "no"), score
+    if len(comparison.options) != len(chains):
+        return None
+    if comparison.kind in ("earliest", "latest"):
+        keys: list[Any] = [date_key(a) for a in answers]
+    else:
+        keys = [number_value(a) for a in answers]
+    if any(k is None for k in keys):
+        return None
+    pick = min(keys) if comparison.kind in ("earliest", "smallest") else max(keys)
+    if keys.count(pick) > 1:
+        return None
+    return comparison.options[keys.index(pick)], score
 
 
 class LLMAnswerer:

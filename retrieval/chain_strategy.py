@@ -118,7 +118,11 @@ class ChainStrategy(AskStrategy):
         na = self._set_threshold() if chains else {}
         timings["calibrate"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        answer = self.answerer.answer(question, final, evidence)
+        if decomp.comparison is not None and isinstance(self.answerer, OfflineAnswerer):
+            per_sequence = [seq[0] if seq else None for seq in outcome.chains]
+            answer = self.answerer.answer_comparison(decomp.comparison, per_sequence)
+        else:
+            answer = self.answerer.answer(question, final, evidence)
         timings["answer"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         cited = citations(self.context.graph, evidence)

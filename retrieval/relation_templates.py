@@ -233,6 +233,11 @@ ROLE_PHRASES: tuple[str, ...] = tuple(
 )
 
 
+def singular(noun: str) -> str:
+    """``directors`` -> ``director``, ``cities`` -> ``city`` (enough for role nouns)."""
+    return _singular(noun)
+
+
 def _singular(noun: str) -> str:
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
