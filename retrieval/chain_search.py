@@ -76,62 +76,67 @@ class ChainSearch:
         self.settings = settings or BeamSettings()
 
     def run(self, sequences: Sequence[Sequence[str]], trace: bool = False) -> SearchOutcome:
-        outcome = SearchOutcome(chains=[])
+        """Chains for each sequence (best first). Sequences run independently but in lockstep, hop
+        by hop, so the beams of all of them are embedded and retrieved in the same round trips."""
         timings = {"retrieve": 0.0, "rerank": 0.0, "embed": 0.0}
-        for seq_index, sequence in enumerate(sequences):
-            outcome.chains.append(self._run_sequence(seq_index, sequence, outcome, timings, trace))
+        outcome = SearchOutcome(chains=[[] for _ in sequences])
+        beams: list[list[Chain]] = [[Chain(steps=(), score=1.0)] for _ in sequences]
+        active = [i for i, sequence in enumerate(sequences) if sequence]
+        hop = 1
+        while active:
+            items: list[tuple[int, Chain, tuple[str, list[str], list[str]]]] = []
+            traces: dict[int, HopTrace] = {}
+            for i in active:
+                for chain in beams[i]:
+                    items.append((i, chain, instantiate(sequences[i][hop - 1], chain)))
+                if trace:
+                    queries = [q for j, _c, (q, _, _) in items if j == i]
+                    traces[i] = HopTrace(i, hop, queries, [], [], [])
+            scored_per_item = self._score_hop(
+                [inst for _, _, inst in items], [c for _, c, _ in items], timings,
+                [traces.get(i) for i, _, _ in items],
+            )  # fmt: skip
+            extensions: dict[int, list[Chain]] = {i: [] for i in active}
+            for (i, chain, (query, _ids, _names)), scored in zip(items, scored_per_item, strict=True):
+                sub_question = sequences[i][hop - 1]
+                extensions[i].extend(
+                    self._extend(chain, query, scored, hop, expected_type(sub_question),
+                                 _referenced_later(sequences[i], hop))
+                )  # fmt: skip
+            expected = {i: expected_type(sequences[i][hop - 1]) for i in active}
+            extensions = self._resolve_kinds(extensions, hop, expected, timings)
+            for i in active:
+                beams[i] = self._prune(extensions[i], traces.get(i))
+                if trace:
+                    outcome.trace.append(traces[i])
+            hop += 1
+            active = [i for i in active if beams[i] and len(sequences[i]) >= hop]
+        outcome.chains = [[c for c in per_sequence if c.steps] for per_sequence in beams]
+        outcome.trace.sort(key=lambda h: (h.sequence, h.hop))
         outcome.timings = timings
         return outcome
 
-    def _run_sequence(
-        self,
-        seq_index: int,
-        sequence: Sequence[str],
-        outcome: SearchOutcome,
-        timings: dict[str, float],
-        trace: bool,
-    ) -> list[Chain]:
-        beams: list[Chain] = [Chain(steps=(), score=1.0)]
-        b = self.settings.beam_width
-        for hop, sub_question in enumerate(sequence, start=1):
-            expected = expected_type(sub_question)
-            feeds_later = _referenced_later(sequence, hop)
-            instantiated = [instantiate(sub_question, chain) for chain in beams]
-            hop_trace = HopTrace(seq_index, hop, [q for q, _, _ in instantiated], [], [], [])
-            scored_per_beam = self._score_hop(instantiated, beams, timings, hop_trace if trace else None)
-            extensions: list[Chain] = []
-            for chain, (query, _ids, _names), scored in zip(
-                beams, instantiated, scored_per_beam, strict=True
-            ):
-                extensions.extend(self._extend(chain, query, scored, hop, expected, feeds_later))
-            extensions = self._resolve_kinds(extensions, hop, expected, timings)
-            extensions.sort(key=lambda c: (-c.score, c.answer_id))
-            kept: list[Chain] = []
-            seen: set[str] = set()
-            for chain in extensions:
-                if chain.answer_id in seen:
-                    if trace:
-                        hop_trace.pruned.append((_summary(chain), chain.score))
-                    continue
-                if len(kept) < b:
-                    kept.append(chain)
-                    seen.add(chain.answer_id)
-                elif trace:
-                    hop_trace.pruned.append((_summary(chain), chain.score))
-            if trace:
-                hop_trace.kept = [(_summary(c), c.score) for c in kept]
-                outcome.trace.append(hop_trace)
-            beams = kept
-            if not beams:
-                break
-        return [c for c in beams if c.steps]
+    def _prune(self, extensions: list[Chain], hop_trace: HopTrace | None) -> list[Chain]:
+        """The best B extensions with distinct current answers."""
+        extensions.sort(key=lambda c: (-c.score, c.answer_id))
+        kept: list[Chain] = []
+        seen: set[str] = set()
+        for chain in extensions:
+            if chain.answer_id not in seen and len(kept) < self.settings.beam_width:
+                kept.append(chain)
+                seen.add(chain.answer_id)
+            elif hop_trace is not None:
+                hop_trace.pruned.append((_summary(chain), chain.score))
+        if hop_trace is not None:
+            hop_trace.kept = [(_summary(c), c.score) for c in kept]
+        return kept
 
     def _score_hop(
         self,
         instantiated: Sequence[tuple[str, list[str], list[str]]],
         beams: Sequence[Chain],
         timings: dict[str, float],
-        hop_trace: HopTrace | None,
+        hop_traces: Sequence[HopTrace | None] | None = None,
     ) -> list[list[ScoredQA]]:
         """Retrieve and rerank the candidates of every beam's instantiated sub-question."""
         started = time.perf_counter()
@@ -145,7 +150,10 @@ class ChainSearch:
         retrieved = self.hops.retrieve_hops(requests)
         timings["retrieve"] += time.perf_counter() - started
         out: list[list[ScoredQA]] = []
-        for chain, (query, _ids, _names), found in zip(beams, instantiated, retrieved, strict=True):
+        traces = hop_traces or [None] * len(beams)
+        for chain, (query, _ids, _names), found, hop_trace in zip(
+            beams, instantiated, retrieved, traces, strict=True
+        ):
             visited = _visited(chain)
             started = time.perf_counter()
             # Scored with every candidate present (a reverse twin tells a reverse reading apart), then
@@ -224,41 +232,45 @@ class ChainSearch:
                        score=min(1.0, step.score / UNKNOWN))  # fmt: skip
 
     def _resolve_kinds(
-        self, extensions: list[Chain], hop: int, expected: ExpectedType | None, timings: dict[str, float]
-    ) -> list[Chain]:
+        self,
+        extensions: dict[int, list[Chain]],
+        hop: int,
+        expected: dict[int, ExpectedType | None],
+        timings: dict[str, float],
+    ) -> dict[int, list[Chain]]:
         """Chains whose answer is a place where a country is asked for also try one implicit step to
         the country that contains it ("Where was Marie Curie born? → Warsaw", then "What country is
-        Warsaw in?" → Poland); the lifted chain competes with the original."""
-        if expected is None or expected.kind != "country":
-            return extensions
-        needing = [
-            c for c in extensions if c.steps[-1].direction in ("forward", "") and _needs_country(c.steps[-1])
-        ]
-        needing.sort(key=lambda c: (-c.score, c.answer_id))
-        seen: set[str] = set()
-        todo: list[Chain] = []
-        for chain in needing:
-            if chain.answer_id not in seen and len(todo) < self.settings.beam_width:
-                seen.add(chain.answer_id)
-                todo.append(chain)
+        Warsaw in?" → Poland); the lifted chain competes with the original. All sequences' lookups
+        go in one batch."""
+        todo: list[tuple[int, Chain]] = []
+        for i, chains in extensions.items():
+            kind = expected.get(i)
+            if kind is None or kind.kind != "country":
+                continue
+            needing = [
+                c for c in chains if c.steps[-1].direction in ("forward", "") and _needs_country(c.steps[-1])
+            ]
+            needing.sort(key=lambda c: (-c.score, c.answer_id))
+            seen: set[str] = set()
+            for chain in needing:
+                if chain.answer_id not in seen and len(seen) < self.settings.beam_width:
+                    seen.add(chain.answer_id)
+                    todo.append((i, chain))
         if not todo:
             return extensions
-        queries = [(f"What country is {c.answer_name} in?", [c.answer_id], [c.answer_name]) for c in todo]
-        scored_per_chain = self._score_hop(queries, todo, timings, None)
-        lifted: list[Chain] = []
-        for chain, (query, _ids, _names), scored in zip(todo, queries, scored_per_chain, strict=True):
+        queries = [(f"What country is {c.answer_name} in?", [c.answer_id], [c.answer_name]) for _, c in todo]
+        scored_per_chain = self._score_hop(queries, [c for _, c in todo], timings)
+        for (i, chain), (query, _ids, _names), scored in zip(todo, queries, scored_per_chain, strict=True):
             step = chain.steps[-1]
-            matched = replace(
-                step,
-                score=min(1.0, step.score / max(fit(expected, step.answer_name, step.answer_type), 1e-9)),
-            )
+            kind_fit = fit(expected[i], step.answer_name, step.answer_type)
+            matched = replace(step, score=min(1.0, step.score / max(kind_fit, 1e-9)))
             visited = _visited(chain)
             for item in scored:
                 if item.direction not in ("forward", ""):
                     continue
                 countries = [
-                    (i, n) for i, n in zip(item.qa.answer_ids, item.qa.answer_names, strict=False)
-                    if place_kind(n) == "country" and i not in visited
+                    (a, n) for a, n in zip(item.qa.answer_ids, item.qa.answer_names, strict=False)
+                    if place_kind(n) == "country" and a not in visited
                 ]  # fmt: skip
                 if not countries:
                     continue
@@ -267,9 +279,9 @@ class ChainSearch:
                     query, item.qa, answer_id, answer_name, item.score, hop, True, "PLACE", item.direction
                 )
                 steps = (*chain.steps[:-1], matched, implicit)
-                lifted.append(Chain(steps=steps, score=chain_score(steps)))
+                extensions[i].append(Chain(steps=steps, score=chain_score(steps)))
                 break
-        return extensions + lifted
+        return extensions
 
 
 def chain_score(steps: Sequence[ChainStep]) -> float:

@@ -175,7 +175,7 @@ class ChainStrategy(AskStrategy):
             if stored and stored[0]["fingerprint"] == fingerprint:
                 found = NACalibration.from_json(stored[0]["report"] or "")
             if found is None:
-                found = calibrate(graph, self._best_chain, probes=self.recipe.na_probes,
+                found = calibrate(graph, self.context.embedder, self._best_chains, probes=self.recipe.na_probes,
                                   false_accept=self.recipe.na_false_accept, seed=namespace_seed(graph.namespace))  # fmt: skip
                 try:
                     graph.write(
@@ -186,12 +186,13 @@ class ChainStrategy(AskStrategy):
             self._calibration = (fingerprint, found)
             return found
 
-    def _best_chain(self, sequence: tuple[str, ...]) -> tuple[float, str]:
-        chains = self.search.run([sequence]).chains[0]
-        if not chains:
-            return 0.0, ""
-        best = max(chains, key=lambda c: c.score)
-        return best.score, best.answer_name
+    def _best_chains(self, sequences: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
+        """Each sequence's best chain (score, answer), searched as independent questions."""
+        out = []
+        for chains in self.search.run(sequences).chains:
+            best = max(chains, key=lambda c: c.score, default=None)
+            out.append((best.score, best.answer_name) if best is not None else (0.0, ""))
+        return out
 
     def _decompose(
         self, question: str, given: Decomposition | Sequence[Sequence[str]] | None, timings: dict[str, float]

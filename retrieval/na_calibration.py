@@ -8,19 +8,24 @@ calibrates its own, from probes it provides itself, never from evaluation
 questions:
 
 * **answerable probes** — questions rebuilt from stored QA pairs: a pair drawn
-  from a seeded sample of chunks, and when its answer is asked about by
-  another stored pair, that pair as a second hop ("Where was Marie Curie
-  born?" → "What is <ENTITY_Q1> the capital of?");
-* **absent probes** — the same probes with the asked-about name replaced by an
-  invented one ("Where was Vorlaquin Teshmerd born?"), so memory cannot hold
-  the answer and every chain it finds is a false answer.
+  from a seeded sample of chunks (its subject a proper name), and when its
+  answer is asked about by another stored pair, that pair as a second hop
+  ("Where was Marie Curie born?" → "What is <ENTITY_Q1> the capital of?").
+  Each is asked twice: *verbatim*, and *reworded* in the sub-question
+  templates the decomposers write (:class:`Rewording`: "Who is Brand a play
+  by?" becomes "Who is the author of Brand?"), because real questions reach
+  chain search in that wording, never in the extractor's;
+* **absent probes** — the reworded probes with the asked-about name replaced
+  by an invented one ("Where was Vorlaquin Teshmerd born?"), so memory cannot
+  hold the answer and every chain it finds is a false answer.
 
 Each probe runs through the same chain search the questions will. The
 threshold is the ``1 − na_false_accept`` quantile of the absent probes' best
 chain scores (by default 80% of the absent probes are refused), but never above
-the score that 90% of the answerable probes reach (a memory must answer what it
-holds verbatim). With fewer than :data:`MIN_PROBES` absent probes the memory is
-too small to say, and :data:`FALLBACK_THRESHOLD` applies.
+the score that 90% of the reworded answerable probes reach. The verbatim probes
+are reported as a sanity check (a memory should answer what it holds word for
+word). With fewer than :data:`MIN_PROBES` absent probes the memory is too small
+to say, and :data:`FALLBACK_THRESHOLD` applies.
 
 Cost: one chain search per probe (2 × ``na_probes``), once per memory state:
 the result is cached on the strategy and stored in the graph as a
@@ -43,10 +48,12 @@ from typing import Any
 
 import numpy as np
 
+from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
-from engramdb.retrieval.answer_types import can_feed_next_hop
+from engramdb.retrieval.answer_types import UNKNOWN, can_feed_next_hop, expected_type, fit
+from engramdb.retrieval.relation_templates import question_templates
 
-VERSION = 1
+VERSION = 2
 #: Below this many absent probes the memory is too small to calibrate on.
 MIN_PROBES = 8
 #: The threshold of a memory too small to calibrate (the value measured on the MuSiQue memory
@@ -77,9 +84,11 @@ class NACalibration:
 
     threshold: float
     false_accept: float
-    answerable_scores: list[float] = field(default_factory=list)
+    answerable_scores: list[float] = field(default_factory=list)  # the reworded answerable probes
     absent_scores: list[float] = field(default_factory=list)
-    answered_correctly: int = 0
+    verbatim_scores: list[float] = field(default_factory=list)  # answerable probes as stored
+    answered_correctly: int = 0  # reworded probes whose best chain ends at the stored answer
+    verbatim_correct: int = 0
     rule: str = ""
     seconds: float = 0.0
     version: int = VERSION
@@ -97,6 +106,12 @@ class NACalibration:
         return sum(x >= self.threshold for x in s) / len(s) if s else 0.0
 
     @property
+    def verbatim_answer_rate(self) -> float:
+        """Share of answerable probes asked as stored that are answered at the threshold."""
+        s = self.verbatim_scores
+        return sum(x >= self.threshold for x in s) / len(s) if s else 0.0
+
+    @property
     def probe_accuracy(self) -> float:
         """Share of all probes handled right: absent refused, answerable answered."""
         total = len(self.absent_scores) + len(self.answerable_scores)
@@ -110,7 +125,9 @@ class NACalibration:
             "threshold": round(self.threshold, 4), "rule": self.rule,
             "absent_probes": len(self.absent_scores), "answerable_probes": len(self.answerable_scores),
             "refusal_rate": round(self.refusal_rate, 3), "answer_rate": round(self.answer_rate, 3),
-            "answered_correctly": self.answered_correctly, "seconds": round(self.seconds, 2),
+            "verbatim_answer_rate": round(self.verbatim_answer_rate, 3),
+            "answered_correctly": self.answered_correctly, "verbatim_correct": self.verbatim_correct,
+            "seconds": round(self.seconds, 2),
         }  # fmt: skip
 
     def to_json(self) -> str:
@@ -141,13 +158,65 @@ def _usable_seed(row: dict[str, Any]) -> str | None:
     if not row["answer_names"]:
         return None
     for name in row["question_entity_names"] or ():
-        if name and len(name) > 1 and name in row["question"] and name not in row["answer_names"]:
+        if (
+            name and len(name) > 1 and name in row["question"] and name not in row["answer_names"]
+            and any(ch.isupper() for ch in name) and can_feed_next_hop(name, "THING")
+        ):  # fmt: skip
             return name
     return None
 
 
-def build_probes(graph: Graph, count: int, seed: int) -> tuple[list[Probe], list[Probe]]:
-    """Up to ``count`` answerable probes and their absent twins, drawn reproducibly from memory."""
+@dataclass(frozen=True)
+class ProbeSet:
+    """The probes of one calibration: as stored, reworded, and reworded about an invented name."""
+
+    verbatim: list[Probe]
+    reworded: list[Probe]
+    absent: list[Probe]
+
+
+class Rewording:
+    """Rewords a stored question the way the decomposers word sub-questions.
+
+    Stored questions are worded by the extractor ("Who is Brand a play by?"); the
+    questions chain search is asked are worded by the decomposers' templates ("Who is
+    the author of Brand?"). A probe asked verbatim is therefore easier than any real
+    question. So each probe is also asked in the template closest to its stored
+    question (by embedding, the subject masked) among those whose expected answer kind
+    fits the stored answer. The nearest template is not always the same relation, which
+    is what real sub-questions face too.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.templates = question_templates()
+        self.vectors = np.asarray(embedder.embed_documents([t.format(x=_MASK) for t in self.templates]))
+        self.kinds = [expected_type(t.format(x=_MASK)) for t in self.templates]
+
+    def reword(self, items: Sequence[tuple[str, str, str, str]]) -> list[str | None]:
+        """For each (stored question, subject name, answer name, answer type): the question in the
+        closest fitting template about the same subject, or None when none fits."""
+        if not items:
+            return []
+        masked = [question.replace(subject, _MASK) for question, subject, _a, _t in items]
+        sims = np.asarray(self.embedder.embed_documents(masked)) @ self.vectors.T
+        out: list[str | None] = []
+        for (_question, subject, answer, answer_type), row in zip(items, sims, strict=True):
+            chosen = None
+            for j in np.argsort(-row):
+                if fit(self.kinds[j], answer, answer_type) < UNKNOWN:
+                    continue
+                chosen = self.templates[j].format(x=subject)
+                break
+            out.append(chosen)
+        return out
+
+
+_MASK = "X"
+
+
+def build_probes(graph: Graph, embedder: Embedder, count: int, seed: int) -> ProbeSet:
+    """Up to ``count`` probes of each kind, drawn reproducibly from memory (see the module docstring)."""
     rng = random.Random(seed)
     chunk_ids = [r["chunk_id"] for r in graph.read("chain/probe_chunks")]
     rng.shuffle(chunk_ids)
@@ -173,25 +242,41 @@ def build_probes(graph: Graph, count: int, seed: int) -> tuple[list[Probe], list
         seeds.extend(spare[: count - len(seeds)])
     seeds = seeds[:count]
     nexts = _second_hops(graph, seeds)
-    answerable: list[Probe] = []
-    absent: list[Probe] = []
-    for row, name in seeds:
-        first = row["question"]
+    rewording = Rewording(embedder)
+    first_items = [
+        (row["question"], name, row["answer_names"][0], (row["answer_types"] or [""])[0] or "")
+        for row, name in seeds
+    ]
+    second_items = [
+        (nexts[row["qa_id"]][0], "<ENTITY_Q1>", nexts[row["qa_id"]][1], nexts[row["qa_id"]][2])
+        for row, _ in seeds
+        if row["qa_id"] in nexts
+    ]
+    first_reworded = rewording.reword(first_items)
+    second_reworded = iter(rewording.reword(second_items))
+    probes = ProbeSet([], [], [])
+    for (row, name), first_new in zip(seeds, first_reworded, strict=True):
         follow = nexts.get(row["qa_id"])
+        second_new = next(second_reworded) if follow is not None else None
         if follow is not None:
-            sequence = (first, follow[0])
-            answer = follow[1]
+            verbatim, answer = (row["question"], follow[0]), follow[1]
         else:
-            sequence, answer = (first,), row["answer_names"][0]
+            verbatim, answer = (row["question"],), row["answer_names"][0]
+        probes.verbatim.append(Probe(verbatim, True, answer))
+        if first_new is None or (follow is not None and second_new is None):
+            continue
+        reworded = (first_new, second_new) if follow is not None else (first_new,)
+        probes.reworded.append(Probe(reworded, True, answer))  # type: ignore[arg-type]
         fake = invented_name(rng)
-        answerable.append(Probe(sequence, True, answer))
-        absent.append(Probe((first.replace(name, fake), *sequence[1:]), False))
-    return answerable, absent
+        probes.absent.append(Probe((first_new.replace(name, fake), *reworded[1:]), False))  # type: ignore[arg-type]
+    return probes
 
 
-def _second_hops(graph: Graph, seeds: Sequence[tuple[dict[str, Any], str]]) -> dict[str, tuple[str, str]]:
+def _second_hops(
+    graph: Graph, seeds: Sequence[tuple[dict[str, Any], str]]
+) -> dict[str, tuple[str, str, str]]:
     """For seed pairs whose first answer is an entity that another pair asks about: that pair's
-    question with the answer's name as ``<ENTITY_Q1>``, and its answer."""
+    question with the answer's name as ``<ENTITY_Q1>``, its answer and the answer's type."""
     wanted = {
         row["answer_ids"][0]: row
         for row, _ in seeds
@@ -200,7 +285,7 @@ def _second_hops(graph: Graph, seeds: Sequence[tuple[dict[str, Any], str]]) -> d
     }
     if not wanted:
         return {}
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str, str]] = {}
     rows = graph.read("chain/next_pairs", entity_ids=list(wanted), per_entity=5)
     for r in rows:
         seed = wanted[r["entity_id"]]
@@ -211,42 +296,57 @@ def _second_hops(graph: Graph, seeds: Sequence[tuple[dict[str, Any], str]]) -> d
             continue
         if set(r["answer_ids"]) & set(seed["question_entity_ids"]) or r["entity_id"] in r["answer_ids"]:
             continue  # a second hop that leads straight back is no second hop
-        out[seed["qa_id"]] = (r["question"].replace(name, "<ENTITY_Q1>"), r["answer_names"][0])
+        answer_type = (r["answer_types"] or [""])[0] or ""
+        out[seed["qa_id"]] = (r["question"].replace(name, "<ENTITY_Q1>"), r["answer_names"][0], answer_type)
     return out
+
+
+#: Probes searched together (their hops share embedding calls and graph round trips).
+PROBE_BATCH = 20
 
 
 def calibrate(
     graph: Graph,
-    best_chain: Callable[[tuple[str, ...]], tuple[float, str]],
+    embedder: Embedder,
+    best_chains: Callable[[Sequence[tuple[str, ...]]], list[tuple[float, str]]],
     *,
     probes: int,
     false_accept: float,
     seed: int,
 ) -> NACalibration:
-    """Run the probes through ``best_chain`` (a sequence → (best chain score, its answer)) and read
-    the threshold off their scores (see the module docstring)."""
+    """Run the probes through ``best_chains`` (sequences → each one's (best chain score, its
+    answer)) and read the threshold off their scores (see the module docstring)."""
     started = time.perf_counter()
-    answerable, absent = build_probes(graph, probes, seed)
-    answerable_scores, absent_scores, correct = [], [], 0
-    for probe in answerable:
-        score, answer = best_chain(probe.sequence)
-        answerable_scores.append(score)
-        correct += answer.strip().lower() == probe.answer.strip().lower()
-    for probe in absent:
-        absent_scores.append(best_chain(probe.sequence)[0])
+    built = build_probes(graph, embedder, probes, seed)
+    everything = [*built.verbatim, *built.reworded, *built.absent]
+    results: list[tuple[float, str]] = []
+    for start in range(0, len(everything), PROBE_BATCH):
+        results.extend(best_chains([p.sequence for p in everything[start : start + PROBE_BATCH]]))
+    n_verbatim, n_reworded = len(built.verbatim), len(built.reworded)
+    verbatim = results[:n_verbatim]
+    reworded = results[n_verbatim : n_verbatim + n_reworded]
+    absent_scores = [score for score, _ in results[n_verbatim + n_reworded :]]
+    reworded_scores = [score for score, _ in reworded]
+
+    def right(probes_: Sequence[Probe], found: Sequence[tuple[float, str]]) -> int:
+        return sum(
+            a.strip().lower() == p.answer.strip().lower() for p, (_, a) in zip(probes_, found, strict=True)
+        )
+
     if len(absent_scores) < MIN_PROBES:
         threshold, rule = FALLBACK_THRESHOLD, f"fallback: only {len(absent_scores)} probes"
     else:
         # nextafter: an absent probe scoring exactly the quantile is refused too
         threshold = float(np.nextafter(np.quantile(np.asarray(absent_scores), 1.0 - false_accept), np.inf))
         rule = f"refuses {1 - false_accept:.0%} of absent probes"
-        guard = float(np.quantile(np.asarray(answerable_scores), 1.0 - MIN_ANSWER_RATE))
+        guard = float(np.quantile(np.asarray(reworded_scores), 1.0 - MIN_ANSWER_RATE))
         if guard < threshold:
-            threshold, rule = guard, f"answers {MIN_ANSWER_RATE:.0%} of answerable probes"
+            threshold, rule = guard, f"answers {MIN_ANSWER_RATE:.0%} of reworded answerable probes"
     return NACalibration(
-        threshold=threshold, false_accept=false_accept, answerable_scores=answerable_scores,
-        absent_scores=absent_scores, answered_correctly=correct, rule=rule,
-        seconds=time.perf_counter() - started,
+        threshold=threshold, false_accept=false_accept, answerable_scores=reworded_scores,
+        absent_scores=absent_scores, verbatim_scores=[score for score, _ in verbatim],
+        answered_correctly=right(built.reworded, reworded), verbatim_correct=right(built.verbatim, verbatim),
+        rule=rule, seconds=time.perf_counter() - started,
     )  # fmt: skip
 
 
