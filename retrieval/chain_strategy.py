@@ -175,7 +175,7 @@ class ChainStrategy(AskStrategy):
             if stored and stored[0]["fingerprint"] == fingerprint:
                 found = NACalibration.from_json(stored[0]["report"] or "")
             if found is None:
-                found = calibrate(graph, self.context.embedder, self._best_chains, probes=self.recipe.na_probes,
+                found = calibrate(graph, self.context.embedder, self.best_chains, probes=self.recipe.na_probes,
                                   false_accept=self.recipe.na_false_accept, seed=namespace_seed(graph.namespace))  # fmt: skip
                 try:
                     graph.write(
@@ -186,7 +186,7 @@ class ChainStrategy(AskStrategy):
             self._calibration = (fingerprint, found)
             return found
 
-    def _best_chains(self, sequences: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
+    def best_chains(self, sequences: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
         """Each sequence's best chain (score, answer), searched as independent questions."""
         out = []
         for chains in self.search.run(sequences).chains:
