@@ -1,6 +1,6 @@
 """The offline N/A threshold of chain search: how the per-memory calibration does, and a dev check.
 
-    python benchmarks/calibrate_na.py [--namespace bench-musique] [--probes 40] [--false-accept 0.2]
+    python benchmarks/calibrate_na.py [--namespace bench-musique] [--probes 30] [--false-accept 0.2]
 
 Chain search calibrates its N/A threshold on each memory from probes the memory
 itself provides (``retrieval/na_calibration.py``): questions rebuilt from
@@ -43,7 +43,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--namespace", default="bench-musique")
-    parser.add_argument("--probes", type=int, default=40)
+    parser.add_argument("--probes", type=int, default=30)
     parser.add_argument("--false-accept", type=float, default=0.2)
     args = parser.parse_args()
     settings = bench_settings()
@@ -53,7 +53,7 @@ def main() -> None:
         chain = memory.strategy("chain", na_probes=args.probes, na_false_accept=args.false_accept)
         cal = calibrate(
             memory.graph, memory.embedder, chain.best_chains, probes=args.probes,
-            false_accept=args.false_accept, seed=namespace_seed(memory.namespace),
+            false_accept=args.false_accept, seed=namespace_seed(memory.namespace), with_verbatim=True,
         )  # fmt: skip
         print(
             f"calibration on {memory.namespace!r} ({cal.seconds:.1f} s): threshold {cal.threshold:.3f} ({cal.rule})"

@@ -56,7 +56,7 @@ class ChainRecipe(Recipe):
         0.2, gt=0.0, lt=1.0, description="Calibration: share of absent-name probes allowed an answer."
     )
     na_probes: int = Field(
-        40, ge=0, le=1000, description="Calibration: answerable probes (and as many absent)."
+        30, ge=0, le=1000, description="Calibration: answerable probes (and as many absent)."
     )
 
 

@@ -23,11 +23,12 @@ Each probe runs through the same chain search the questions will. The
 threshold is the ``1 − na_false_accept`` quantile of the absent probes' best
 chain scores (by default 80% of the absent probes are refused), but never above
 the score that 90% of the reworded answerable probes reach. The verbatim probes
-are reported as a sanity check (a memory should answer what it holds word for
-word). With fewer than :data:`MIN_PROBES` absent probes the memory is too small
-to say, and :data:`FALLBACK_THRESHOLD` applies.
+are a sanity check only (a memory should answer what it holds word for word;
+``benchmarks/calibrate_na.py`` reports them). With fewer than
+:data:`MIN_PROBES` absent probes the memory is too small to say, and
+:data:`FALLBACK_THRESHOLD` applies.
 
-Cost: one chain search per probe (2 × ``na_probes``), once per memory state:
+Cost: one chain search per probe (2 × ``na_probes``, in batches), once per memory state:
 the result is cached on the strategy and stored in the graph as a
 ``ChainCalibration`` node keyed by the search settings, together with the
 memory's fingerprint (document count and latest update), so a new process reuses
@@ -313,26 +314,20 @@ def calibrate(
     probes: int,
     false_accept: float,
     seed: int,
+    with_verbatim: bool = False,
 ) -> NACalibration:
     """Run the probes through ``best_chains`` (sequences → each one's (best chain score, its
-    answer)) and read the threshold off their scores (see the module docstring)."""
+    answer)) and read the threshold off their scores (see the module docstring). The verbatim
+    probes only serve as a report, so they are searched only ``with_verbatim``."""
     started = time.perf_counter()
     built = build_probes(graph, embedder, probes, seed)
-    everything = [*built.verbatim, *built.reworded, *built.absent]
-    results: list[tuple[float, str]] = []
-    for start in range(0, len(everything), PROBE_BATCH):
-        results.extend(best_chains([p.sequence for p in everything[start : start + PROBE_BATCH]]))
-    n_verbatim, n_reworded = len(built.verbatim), len(built.reworded)
-    verbatim = results[:n_verbatim]
-    reworded = results[n_verbatim : n_verbatim + n_reworded]
-    absent_scores = [score for score, _ in results[n_verbatim + n_reworded :]]
+    verbatim = built.verbatim if with_verbatim else []
+    results = run_probes(best_chains, [*built.reworded, *built.absent, *verbatim])
+    n_reworded, n_absent = len(built.reworded), len(built.absent)
+    reworded = results[:n_reworded]
     reworded_scores = [score for score, _ in reworded]
-
-    def right(probes_: Sequence[Probe], found: Sequence[tuple[float, str]]) -> int:
-        return sum(
-            a.strip().lower() == p.answer.strip().lower() for p, (_, a) in zip(probes_, found, strict=True)
-        )
-
+    absent_scores = [score for score, _ in results[n_reworded : n_reworded + n_absent]]
+    verbatim_results = results[n_reworded + n_absent :]
     if len(absent_scores) < MIN_PROBES:
         threshold, rule = FALLBACK_THRESHOLD, f"fallback: only {len(absent_scores)} probes"
     else:
@@ -344,10 +339,25 @@ def calibrate(
             threshold, rule = guard, f"answers {MIN_ANSWER_RATE:.0%} of reworded answerable probes"
     return NACalibration(
         threshold=threshold, false_accept=false_accept, answerable_scores=reworded_scores,
-        absent_scores=absent_scores, verbatim_scores=[score for score, _ in verbatim],
-        answered_correctly=right(built.reworded, reworded), verbatim_correct=right(built.verbatim, verbatim),
+        absent_scores=absent_scores, verbatim_scores=[score for score, _ in verbatim_results],
+        answered_correctly=_right(built.reworded, reworded), verbatim_correct=_right(verbatim, verbatim_results),
         rule=rule, seconds=time.perf_counter() - started,
     )  # fmt: skip
+
+
+def run_probes(
+    best_chains: Callable[[Sequence[tuple[str, ...]]], list[tuple[float, str]]], probes: Sequence[Probe]
+) -> list[tuple[float, str]]:
+    """Each probe's (best chain score, answer), searched :data:`PROBE_BATCH` at a time."""
+    results: list[tuple[float, str]] = []
+    for start in range(0, len(probes), PROBE_BATCH):
+        results.extend(best_chains([p.sequence for p in probes[start : start + PROBE_BATCH]]))
+    return results
+
+
+def _right(probes: Sequence[Probe], found: Sequence[tuple[float, str]]) -> int:
+    """How many probes' best chain ends at the answer they were built from."""
+    return sum(a.strip().lower() == p.answer.strip().lower() for p, (_, a) in zip(probes, found, strict=True))
 
 
 def namespace_seed(namespace: str) -> int:

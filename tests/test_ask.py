@@ -101,7 +101,9 @@ def test_llm_decomposition_and_answer_with_fake_models(musique_memory: Memory, q
     result = chain.ask(questions[0]["question"])
     assert result.decomposition == [["What company published Journal of Psychotherapy Integration?",
                                      "Who was the first president of <ENTITY_Q1>?"]]  # fmt: skip
-    assert result.answer == "G. Stanley Hall" and result.answered_by == "llm" and result.decomposed_by == "llm"
+    assert (
+        result.answer == "G. Stanley Hall" and result.answered_by == "llm" and result.decomposed_by == "llm"
+    )
 
 
 def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memory) -> None:
@@ -113,7 +115,9 @@ def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memor
 
 
 def test_llm_answer_na_when_model_declines(musique_memory: Memory) -> None:
-    chain = musique_memory.strategy("chain", chat_model=FakeListChatModel(responses=["N/A"]), decomposition="offline")
+    chain = musique_memory.strategy(
+        "chain", chat_model=FakeListChatModel(responses=["N/A"]), decomposition="offline"
+    )
     result = chain.ask("What company published Journal of Psychotherapy Integration?")
     assert result.answer == NA and result.answered_by == "llm" and result.decomposed_by == "offline"
 
