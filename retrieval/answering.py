@@ -74,7 +74,7 @@ class Answer:
 
 
 class OfflineAnswerer:
-    """The best chain's final answer entity, or N/A below the threshold."""
+    """The best chain's final answer entity, or N/A when its weakest hop scores below the threshold."""
 
     name = "offline"
 
@@ -83,7 +83,7 @@ class OfflineAnswerer:
 
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
         best = max(chains, key=lambda c: c.score, default=None)
-        if best is None or best.score < self.na_threshold:
+        if best is None or best.support < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
         return Answer(best.answer_name, source="offline", supported=True)
 
@@ -135,13 +135,13 @@ def _same_value(a: str, b: str) -> bool:
 
 
 def compare(comparison: Comparison, finals: Sequence[Chain | None]) -> tuple[str, float] | None:
-    """The answer of a comparison from each sequence's best chain, and the weakest chain's score
-    (the answer is only as supported as its least supported part); None when a sequence found
+    """The answer of a comparison from each sequence's best chain, and the weakest support among
+    them (the answer is only as supported as its least supported part); None when a sequence found
     nothing or the answers cannot be compared (no dates in a date comparison, a tie)."""
     if not finals or any(c is None or not c.steps for c in finals):
         return None
     chains = [c for c in finals if c is not None]
-    score = min(c.score for c in chains)
+    score = min(c.support for c in chains)
     answers = [c.answer_name for c in chains]
     if comparison.kind in ("same", "both"):
         if comparison.kind == "same":

@@ -21,6 +21,7 @@ from pydantic import Field
 from engramdb.retrieval.answering import NA, LLMAnswerer, OfflineAnswerer
 from engramdb.retrieval.chain_search import BeamSettings, ChainSearch
 from engramdb.retrieval.decomposition import (
+    Comparison,
     Decomposition,
     DecompositionError,
     LLMDecomposer,
@@ -130,8 +131,15 @@ class ChainStrategy(AskStrategy):
         timings["total"] = time.perf_counter() - started
         notes, near = [], []
         if answer.text == NA:
-            best = max((c.score for c in final), default=None)
-            notes.append(na_note(best, na.get("threshold"), bool(na.get("calibration"))))
+            if decomp.comparison is not None:
+                supports = [
+                    max(seq, key=lambda c: c.score).support if seq else None for seq in outcome.chains
+                ]
+            else:
+                supports = [max(final, key=lambda c: c.score).support if final else None]
+            notes.append(
+                na_note(supports, na.get("threshold"), bool(na.get("calibration")), decomp.comparison)
+            )
             near = evidence[:NEAR_MISSES]
         return AskResult(
             question=question, answer=answer.text, evidence=evidence, citations=cited,
@@ -187,11 +195,12 @@ class ChainStrategy(AskStrategy):
             return found
 
     def best_chains(self, sequences: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
-        """Each sequence's best chain (score, answer), searched as independent questions."""
+        """Each sequence's best chain as (support, answer), searched as independent questions; the
+        support (weakest hop) is what the N/A threshold is compared with."""
         out = []
         for chains in self.search.run(sequences).chains:
             best = max(chains, key=lambda c: c.score, default=None)
-            out.append((best.score, best.answer_name) if best is not None else (0.0, ""))
+            out.append((best.support, best.answer_name) if best is not None else (0.0, ""))
         return out
 
     def _decompose(
@@ -209,16 +218,22 @@ class ChainStrategy(AskStrategy):
             timings["decompose"] = time.perf_counter() - t0
 
 
-def na_note(best: float | None, threshold: float | None, calibrated: bool) -> str:
-    """Why the answer is N/A, in words a user reads."""
-    if best is None:
-        return "no evidence in memory supports an answer: no chain of QA pairs reached the last sub-question"
+def na_note(
+    supports: Sequence[float | None], threshold: float | None, calibrated: bool, comparison: Comparison | None
+) -> str:
+    """Why the answer is N/A, in words a user reads. ``supports``: the best chain's support (its
+    weakest hop) for each sequence, None where no chain reached the last sub-question."""
+    head = "no evidence in memory supports an answer: "
+    tail = "; what was retrieved is shown as near misses"
+    if not supports or any(s is None for s in supports):
+        what = "one of the compared items" if comparison is not None and len(supports) > 1 else "the question"
+        return head + f"no chain of QA pairs answered every sub-question of {what}" + tail
+    weakest = min(s for s in supports if s is not None)
+    if comparison is not None and threshold is not None and weakest >= threshold:
+        return head + f"the answers found for {', '.join(comparison.options)} could not be compared" + tail
     bar = "this memory's calibrated threshold" if calibrated else "the threshold"
     where = f" {threshold:.2f}" if threshold is not None else ""
-    return (
-        f"no evidence in memory supports an answer: the best chain scored {best:.2f}, below {bar}{where}; "
-        "what was retrieved is shown as near misses"
-    )
+    return head + f"the best chain's weakest hop scored {weakest:.2f}, below {bar}{where}" + tail
 
 
 def chain_evidence(chains: Sequence[Chain]) -> list[Evidence]:

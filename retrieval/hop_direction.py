@@ -44,10 +44,10 @@ REVERSE_READING = "reverse-reading"
 UNANCHORED = "unanchored"
 
 #: Score multipliers. A reverse pair can never answer the hop, so it falls below
-#: any plausible forward pair; an unanchored pair may still be a useful paraphrase
-#: when entity matching failed, so it loses less.
+#: any plausible forward pair. An unanchored pair is about another entity: it can
+#: only be right when entity matching failed, so it keeps half its score.
 REVERSE_FACTOR = 0.35
-UNANCHORED_FACTOR = 0.75
+UNANCHORED_FACTOR = 0.5
 #: A twin must read this much more like the hop before the pair counts as reverse, and read
 #: at least this much like it at all (two poor readings say nothing about direction).
 READING_MARGIN = 0.1

@@ -288,7 +288,7 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
 
     Returns ``({entity id: name}, unmatched)``. An entity is a subject when its name or an
     alias (with a capital letter or a digit: a common noun such as "play" is not a subject)
-    occurs in the question as whole words, equals a name the question spells
+    occurs in the question as whole words with its own capitals, equals a name the question spells
     (:func:`name_spans`, compared as reconciliation compares names), or contains such a name
     as its last words ("Ibsen" for "Henrik Ibsen"). A name inside a longer matched name
     ("Eyes" in "Big Eyes") does not count. ``unmatched`` is True when the question spells
@@ -306,7 +306,9 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
             if len(name) < 2 or not _NAME_CHARS.search(name):
                 continue
             key = _name_key(name)
-            match = re.search(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)", low)
+            match = re.search(
+                r"(?<!\w)" + re.escape(name) + r"(?!\w)", text
+            )  # as written: "Director" is no name in "the director of"
             if match is not None:
                 hits.append((match.start(), match.end(), row["id"], name))
                 break

@@ -1,7 +1,11 @@
 """The offline N/A threshold of chain search, read off each memory itself.
 
 Offline, chain search answers with the best chain's last entity, or ``N/A``
-when that chain scores below a threshold. A fixed threshold does not carry
+when that chain's *support* is below a threshold. The support is the chain's
+weakest hop (:attr:`~engramdb.retrieval.results.Chain.support`), not its
+geometric mean: a confident second hop ("What nationality is Hans
+Schweikart?") must not hide a first hop that found nothing about the film the
+question named. A fixed threshold does not carry
 over: how high chains score depends on the memory (how many similar facts it
 holds, how they are worded) and on the search's own settings. So each memory
 calibrates its own, from probes it provides itself, never from evaluation
@@ -21,8 +25,8 @@ questions:
 
 Each probe runs through the same chain search the questions will. The
 threshold is the ``1 − na_false_accept`` quantile of the absent probes' best
-chain scores (by default 80% of the absent probes are refused), but never above
-the score that 90% of the reworded answerable probes reach. The verbatim probes
+chain support (by default 80% of the absent probes are refused), but never above
+the support that 90% of the reworded answerable probes reach. The verbatim probes
 are a sanity check only (a memory should answer what it holds word for word;
 ``benchmarks/calibrate_na.py`` reports them). With fewer than
 :data:`MIN_PROBES` absent probes the memory is too small to say, and
@@ -54,7 +58,7 @@ from engramdb.platform.graph import Graph
 from engramdb.retrieval.answer_types import UNKNOWN, can_feed_next_hop, expected_type, fit
 from engramdb.retrieval.relation_templates import question_templates
 
-VERSION = 2
+VERSION = 3
 #: Below this many absent probes the memory is too small to calibrate on.
 MIN_PROBES = 8
 #: The threshold of a memory too small to calibrate (the value measured on the MuSiQue memory

@@ -76,7 +76,17 @@ class ChainStep:
 @dataclass(frozen=True)
 class Chain:
     steps: tuple[ChainStep, ...]
-    score: float  # geometric mean of the step scores
+    score: float  # geometric mean of the hop scores (a hop's score: the product of its steps')
+
+    @property
+    def support(self) -> float:
+        """The weakest hop's score: a chain supports its answer only as well as its weakest link
+        (the offline N/A decision uses it, so one confident hop cannot hide a failed one)."""
+        per_hop: dict[int, float] = {}
+        for i, step in enumerate(self.steps, start=1):
+            key = step.hop or i
+            per_hop[key] = per_hop.get(key, 1.0) * step.score
+        return min(per_hop.values(), default=0.0)
 
     @property
     def answer_name(self) -> str:
