@@ -103,6 +103,21 @@ def render_chain_trace(console: Console, details: Details) -> None:
             console.print(f"  [red]pruned[/] {score:.3f}  {escape(summary)}", highlight=False)
         if len(hop.pruned) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.pruned) - MAX_CANDIDATES_SHOWN} more pruned[/]")
+    if details.na:
+        console.print(_na_line(details.na), highlight=False)
+
+
+def _na_line(na: dict) -> str:
+    """The offline N/A bar and, when calibrated on this memory, how it was set."""
+    line = f"[dim]N/A below a weakest-hop score of {na.get('threshold', 0.0):.3f}"
+    report = na.get("calibration") or {}
+    if report:
+        line += (
+            f" (calibrated on this memory: {escape(str(report.get('rule', '')))}; refuses "
+            f"{report.get('refusal_rate', 0):.0%} of {report.get('absent_probes', 0)} absent probes, answers "
+            f"{report.get('answer_rate', 0):.0%} of {report.get('answerable_probes', 0)} answerable ones)"
+        )
+    return line + "[/]"
 
 
 @register_renderer("passages")

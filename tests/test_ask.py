@@ -54,10 +54,17 @@ def test_gold_decomposition_gives_answer_evidence_and_citations(
     titles = {p["title"] for q in questions for p in q["paragraphs"]}
     assert {c.qa_id for c in result.citations} == {e.qa_id for e in result.evidence}
     assert all(c.title in titles for c in result.citations)  # every citation resolves to an ingested passage
-    for chain in result.chains:  # chain score is the geometric mean of its hop scores
-        expected = math.exp(sum(math.log(max(s.score, 1e-9)) for s in chain.steps) / len(chain.steps))
+    for chain in result.chains:  # chain score: the geometric mean of its hop scores
+        per_hop: dict[int, float] = {}
+        for step in chain.steps:  # a hop that took an implicit step scores the product of its steps
+            per_hop[step.hop] = per_hop.get(step.hop, 1.0) * max(step.score, 1e-9)
+        expected = math.exp(sum(math.log(v) for v in per_hop.values()) / len(per_hop))
         assert chain.score == pytest.approx(expected, rel=1e-6)
-        assert len(chain.steps) <= len(decomposition.sequences[0])
+        assert sorted(per_hop) == list(range(1, len(per_hop) + 1))  # hops 1..n, none skipped
+        assert len(per_hop) <= len(decomposition.sequences[0])
+        assert all(
+            step.implicit for i, step in enumerate(chain.steps) if i and step.hop == chain.steps[i - 1].hop
+        )
     assert len({c.answer_id for c in result.chains}) == len(result.chains)  # one chain per distinct answer
     assert len(result.chains) <= 5
     assert result.trace and result.trace[0].kept
