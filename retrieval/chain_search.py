@@ -30,6 +30,7 @@ from engramdb.retrieval.results import Chain, ChainStep, HopTrace, ScoredQA
 class BeamSettings:
     beam_width: int = 5  # B: chains kept per hop (paper default)
     qa_top_k: int = 15  # reranked QA pairs a chain may extend with (paper default)
+    related_evidence: int = 2  # last-hop pairs about other entities added to the evidence
 
 
 @dataclass
@@ -37,6 +38,10 @@ class SearchOutcome:
     chains: list[list[Chain]]  # per sequence, best first
     trace: list[HopTrace] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: Per sequence, the best pairs of its last sub-question that are about other entities than
+    #: the chains reached (the same question asked of something else): evidence for a reader when
+    #: the chain broke earlier, never part of a chain or of the offline answer.
+    related: list[list[ScoredQA]] = field(default_factory=list)
 
 
 def _step_of_hop(chain: Chain, n: int) -> ChainStep:
@@ -80,6 +85,7 @@ class ChainSearch:
         by hop, so the beams of all of them are embedded and retrieved in the same round trips."""
         timings = {"retrieve": 0.0, "rerank": 0.0, "embed": 0.0}
         outcome = SearchOutcome(chains=[[] for _ in sequences])
+        related: list[list[ScoredQA]] = [[] for _ in sequences]
         beams: list[list[Chain]] = [[Chain(steps=(), score=1.0)] for _ in sequences]
         active = [i for i, sequence in enumerate(sequences) if sequence]
         hop = 1
@@ -99,6 +105,8 @@ class ChainSearch:
             extensions: dict[int, list[Chain]] = {i: [] for i in active}
             for (i, chain, (query, _ids, _names)), scored in zip(items, scored_per_item, strict=True):
                 sub_question = sequences[i][hop - 1]
+                if hop == len(sequences[i]):
+                    related[i].extend(s for s in scored if s.direction == "unanchored")
                 extensions[i].extend(
                     self._extend(chain, query, scored, hop, expected_type(sub_question),
                                  _referenced_later(sequences[i], hop))
@@ -113,6 +121,7 @@ class ChainSearch:
             active = [i for i in active if beams[i] and len(sequences[i]) >= hop]
         outcome.chains = [[c for c in per_sequence if c.steps] for per_sequence in beams]
         outcome.trace.sort(key=lambda h: (h.sequence, h.hop))
+        outcome.related = [_best_distinct(r, self.settings.related_evidence) for r in related]
         outcome.timings = timings
         return outcome
 
@@ -317,6 +326,16 @@ def _visited(chain: Chain) -> set[str]:
         if not step.implicit:
             seen.update(step.qa.question_entity_ids)
     return seen
+
+
+def _best_distinct(scored: Sequence[ScoredQA], limit: int) -> list[ScoredQA]:
+    """The ``limit`` best-scored distinct QA pairs."""
+    out: dict[str, ScoredQA] = {}
+    for item in sorted(scored, key=lambda s: (-s.score, s.qa.qa_id)):
+        if len(out) >= limit:
+            break
+        out.setdefault(item.qa.qa_id, item)
+    return list(out.values())
 
 
 def _summary(chain: Chain) -> str:

@@ -32,7 +32,7 @@ from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
 from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
 from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
-from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, qa_evidence
+from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, ScoredQA, qa_evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
 
 log = logging.getLogger("engramdb")
@@ -46,6 +46,9 @@ class ChainRecipe(Recipe):
     entity_top_k: int = Field(20, ge=1, le=500, description="BM25 entities per hop.")
     dense_top_k: int = Field(30, ge=0, le=500, description="QA pairs by vector similarity per hop.")
     qa_per_entity: int = Field(40, ge=1, le=1000, description="QA pairs collected per matched entity.")
+    related_evidence: int = Field(
+        2, ge=0, le=50, description="Evidence also holds this many best last-hop pairs about other entities."
+    )
     na_threshold: float | None = Field(
         None,
         ge=0.0,
@@ -91,7 +94,10 @@ class ChainStrategy(AskStrategy):
             context.graph, context.vectors, HopSettings(r.entity_top_k, r.qa_per_entity, r.dense_top_k)
         )
         self.search = ChainSearch(
-            hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k)
+            hops,
+            context.reranker,
+            context.embedder,
+            BeamSettings(r.beam_width, r.qa_top_k, r.related_evidence),
         )
         self._offline_answerer = offline_answerer
         self._calibration: tuple[str, NACalibration] | None = None  # (memory fingerprint, calibration)
@@ -113,7 +119,7 @@ class ChainStrategy(AskStrategy):
         timings.update({f"search_{k}": v for k, v in outcome.timings.items()})
         timings["search"] = sum(outcome.timings.values())
         chains = [c for per_sequence in outcome.chains for c in per_sequence]
-        evidence = chain_evidence(chains)
+        evidence = chain_evidence(chains, [s for per_sequence in outcome.related for s in per_sequence])
         t0 = time.perf_counter()
         final = [seq[0] for seq in outcome.chains if seq]
         na = self._set_threshold() if chains else {}
@@ -236,9 +242,13 @@ def na_note(
     return head + f"the best chain's weakest hop scored {weakest:.2f}, below {bar}{where}" + tail
 
 
-def chain_evidence(chains: Sequence[Chain]) -> list[Evidence]:
-    """Deduplicated QA pairs of the surviving chains, best score first."""
+def chain_evidence(chains: Sequence[Chain], related: Sequence[ScoredQA] = ()) -> list[Evidence]:
+    """Deduplicated QA pairs of the surviving chains and the related last-hop pairs (the same
+    question about other entities, scored as such), best score first."""
     best: dict[str, tuple[float, Evidence]] = {}
+    for item in related:
+        if item.qa.qa_id not in best:
+            best[item.qa.qa_id] = (item.score, qa_evidence(item.qa, item.score))
     for chain in chains:
         for step in chain.steps:
             qa = step.qa
