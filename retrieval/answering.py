@@ -87,9 +87,9 @@ class OfflineAnswerer:
             return Answer(NA, source="offline", supported=False)
         return Answer(best.answer_name, source="offline", supported=True)
 
-    def answer_comparison(self, comparison: Comparison, finals: Sequence[Chain | None]) -> Answer:
+    def answer_comparison(self, comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> Answer:
         """A comparison's answer (an option, or yes / no), N/A below the threshold or undecidable."""
-        decided = compare(comparison, finals)
+        decided = compare(comparison, per_sequence)
         if decided is None or decided[1] < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
         return Answer(decided[0], source="offline", supported=True)
@@ -102,7 +102,7 @@ _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 def date_key(text: str) -> tuple[int, int, int] | None:
     """A sortable (year, month, day) read from an answer ("24 March 1867", "1990", "c. 300 BC")."""
     low = text.lower()
-    year_match = re.search(r"\b(\d{3,4})\b", low) or re.search(r"\b(\d{1,2})\s*(?:bc|bce|ad|ce)\b", low)
+    year_match = re.search(r"\b(\d{3,4})s?\b", low) or re.search(r"\b(\d{1,2})\s*(?:bc|bce|ad|ce)\b", low)
     if year_match is None:
         return None
     year = int(year_match.group(1))
@@ -134,33 +134,40 @@ def _same_value(a: str, b: str) -> bool:
     return ca is not None and ca == cb
 
 
-def compare(comparison: Comparison, finals: Sequence[Chain | None]) -> tuple[str, float] | None:
-    """The answer of a comparison from each sequence's best chain, and the weakest support among
-    them (the answer is only as supported as its least supported part); None when a sequence found
-    nothing or the answers cannot be compared (no dates in a date comparison, a tie)."""
-    if not finals or any(c is None or not c.steps for c in finals):
+def compare(comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> tuple[str, float] | None:
+    """The answer of a comparison from each sequence's chains (best first), and the weakest support
+    among the chains used (the answer is only as supported as its least supported part).
+
+    A date or amount comparison uses, per sequence, the best chain whose answer is a date (an
+    amount): "When was X born?" may rank "When did X become a director? → late 1930s" first, yet
+    only a date can be compared. None when a sequence found nothing usable or there is a tie.
+    """
+    if not per_sequence or any(not chains for chains in per_sequence):
         return None
-    chains = [c for c in finals if c is not None]
-    score = min(c.support for c in chains)
-    answers = [c.answer_name for c in chains]
     if comparison.kind in ("same", "both"):
+        chosen = [max(chains, key=lambda c: c.score) for chains in per_sequence]
+        answers = [c.answer_name for c in chosen]
         if comparison.kind == "same":
             yes = all(_same_value(answers[0], a) for a in answers[1:])
         else:
             yes = all(_same_value(comparison.value, a) for a in answers)
-        return ("yes" if yes else "no"), score
-    if len(comparison.options) != len(chains):
+        return ("yes" if yes else "no"), min(c.support for c in chosen)
+    if len(comparison.options) != len(per_sequence):
         return None
-    if comparison.kind in ("earliest", "latest"):
-        keys: list[Any] = [date_key(a) for a in answers]
-    else:
-        keys = [number_value(a) for a in answers]
-    if any(k is None for k in keys):
-        return None
+    read = date_key if comparison.kind in ("earliest", "latest") else number_value
+    keys: list[Any] = []
+    supports: list[float] = []
+    for chains in per_sequence:
+        usable = [(read(c.answer_name), c) for c in sorted(chains, key=lambda c: -c.score)]
+        usable = [(k, c) for k, c in usable if k is not None]
+        if not usable:
+            return None
+        keys.append(usable[0][0])
+        supports.append(usable[0][1].support)
     pick = min(keys) if comparison.kind in ("earliest", "smallest") else max(keys)
     if keys.count(pick) > 1:
         return None
-    return comparison.options[keys.index(pick)], score
+    return comparison.options[keys.index(pick)], min(supports)
 
 
 class LLMAnswerer:

@@ -126,8 +126,7 @@ class ChainStrategy(AskStrategy):
         timings["calibrate"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if decomp.comparison is not None and isinstance(self.answerer, OfflineAnswerer):
-            per_sequence = [seq[0] if seq else None for seq in outcome.chains]
-            answer = self.answerer.answer_comparison(decomp.comparison, per_sequence)
+            answer = self.answerer.answer_comparison(decomp.comparison, outcome.chains)
         else:
             answer = self.answerer.answer(question, final, evidence)
         timings["answer"] = time.perf_counter() - t0

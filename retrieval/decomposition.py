@@ -483,7 +483,7 @@ _TRIVIAL = re.compile(
     re.IGNORECASE,
 )
 _NOT_NAME = r"(?!(?:Who|Whom|Whose|What|Which|Where|When|Why|How|Is|Are|Was|Were|Do|Does|Did|Has|Have|Had|Can|Could)\b)"
-_NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b))*|<ENTITY_Q\d+>)"
+_NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b)|['’]s(?=\s+[A-Z0-9]))*|<ENTITY_Q\d+>)"
 _CONNECTOR = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in)"
 # A capitalised name: "Big Eyes", "Journal of Psychotherapy Integration", "Johnnycake, West Virginia".
 _NAME_RUN = rf"{_NOT_NAME}{_NAME_WORD}(?:(?:\s+{_CONNECTOR})*\s+{_NAME_WORD})*"

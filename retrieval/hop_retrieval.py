@@ -243,8 +243,35 @@ class HopRetriever:
             labelled = relabel(
                 list(merged[i].values()), subjects[i], unanchored=unmatched[i] and not subjects[i]
             )
+            labelled = [_variant_forward(c, names) for c in labelled]
             out.append(HopCandidates(labelled, tuple(subjects[i]), tuple(names)))
         return out
+
+
+def _variant_forward(cand: QACandidate, names: Sequence[str]) -> QACandidate:
+    """An unanchored pair whose question spells a longer form of a subject's name ("When was
+    Charles Reser Frank born?" for a hop about "Charles Frank") is about the same one as far as
+    anyone can tell: memory holds the two names as two entities only because nothing joined them.
+    Names of two words or more only, their words in order with at most two between; an initial
+    stands for any word it abbreviates ("D. Ross Lederman" for "David Ross Lederman")."""
+    if cand.direction != "unanchored":
+        return cand
+    for name in names:
+        words = name.split()
+        if len(words) < 2:
+            continue
+        gap = r"(?:\s+\S+){0,2}\s+"
+        pattern = r"(?<!\w)" + gap.join(_word_or_initial(w) for w in words) + r"(?!\w)"
+        if re.search(pattern, cand.question):
+            return replace(cand, direction="forward")
+    return cand
+
+
+def _word_or_initial(word: str) -> str:
+    """A name word as a pattern; an initial ("D.") also matches a word it abbreviates ("David")."""
+    if re.fullmatch(r"[A-Z]\.", word):
+        return rf"(?:{re.escape(word)}|{word[0]}[a-z]+)"
+    return re.escape(word)
 
 
 _NAME_CHARS = re.compile(r"[A-Z0-9]")

@@ -33,29 +33,45 @@ def test_amounts_are_read_with_their_scale() -> None:
 
 def test_dates_pick_the_earliest_or_latest_option() -> None:
     options = ("Big Eyes", "Ed Wood")
-    finals = [chain("December 25, 2014"), chain("September 30, 1994", 0.6)]
+    finals = [[chain("December 25, 2014")], [chain("September 30, 1994", 0.6)]]
     assert compare(Comparison("earliest", options), finals) == ("Ed Wood", 0.6)  # the weakest chain's score
     assert compare(Comparison("latest", options), finals)[0] == "Big Eyes"
-    assert compare(Comparison("largest", ("A", "B")), [chain("120 m"), chain("95 m")])[0] == "A"
+    assert compare(Comparison("largest", ("A", "B")), [[chain("120 m")], [chain("95 m")]])[0] == "A"
+
+
+def test_a_date_comparison_uses_each_sides_best_dated_chain() -> None:
+    """ "When was X born?" may rank a career date first; only a date compares."""
+    career = [chain("a full feature director", 0.52), chain("December 12, 1894", 0.44)]
+    assert compare(
+        Comparison("earliest", ("Howard Morris", "D. Ross Lederman")), [[chain("September 4, 1919")], career]
+    ) == (
+        "D. Ross Lederman",
+        0.44,
+    )
+    assert date_key("late 1930s") == (1930, 0, 0)
 
 
 def test_same_and_both_answer_yes_or_no() -> None:
-    burton = [chain("Tim Burton"), chain("Tim Burton")]
+    burton = [[chain("Tim Burton")], [chain("Tim Burton")]]
     assert compare(Comparison("same", ("Big Eyes", "Ed Wood")), burton)[0] == "yes"
     assert (
-        compare(Comparison("same", ("Big Eyes", "Rushmore")), [chain("Tim Burton"), chain("Wes Anderson")])[0]
+        compare(
+            Comparison("same", ("Big Eyes", "Rushmore")), [[chain("Tim Burton")], [chain("Wes Anderson")]]
+        )[0]
         == "no"
     )
-    americans = [chain("American"), chain("United States")]  # a nationality and its country agree
+    americans = [[chain("American")], [chain("United States")]]  # a nationality and its country agree
     assert compare(Comparison("both", ("Tim Burton", "Wes Anderson"), "American"), americans)[0] == "yes"
 
 
 def test_an_undecidable_or_weak_comparison_is_na() -> None:
     options = ("Big Eyes", "Ed Wood")
-    assert compare(Comparison("earliest", options), [chain("2014"), None]) is None  # one option found nothing
-    assert compare(Comparison("earliest", options), [chain("2014"), chain("Tim Burton")]) is None  # no date
-    assert compare(Comparison("earliest", options), [chain("1994"), chain("1994")]) is None  # a tie
+    assert compare(Comparison("earliest", options), [[chain("2014")], []]) is None  # one option found nothing
+    assert (
+        compare(Comparison("earliest", options), [[chain("2014")], [chain("Tim Burton")]]) is None
+    )  # no date
+    assert compare(Comparison("earliest", options), [[chain("1994")], [chain("1994")]]) is None  # a tie
     weak = OfflineAnswerer(0.7).answer_comparison(
-        Comparison("earliest", options), [chain("2014", 0.5), chain("1994")]
+        Comparison("earliest", options), [[chain("2014", 0.5)], [chain("1994")]]
     )
     assert weak.text == NA and weak.supported is False
