@@ -275,6 +275,8 @@ def _word_or_initial(word: str) -> str:
 
 
 _NAME_CHARS = re.compile(r"[A-Z0-9]")
+#: Entity types whose names are proper names whatever their case in a question.
+_PROPER_TYPES = frozenset({"PLACE", "PERSON", "ORG", "NORP", "EVENT"})
 _CAP_WORD = r"(?:[A-Z0-9\u00c0-\u024f][\w'’.&-]*)"
 _CONNECT = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in|for|at)"
 _NAME_SPAN = re.compile(rf"{_CAP_WORD}(?:\s+(?:{_CONNECT}\s+)*{_CAP_WORD})*")
@@ -315,7 +317,8 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
 
     Returns ``({entity id: name}, unmatched)``. An entity is a subject when its name or an
     alias (with a capital letter or a digit: a common noun such as "play" is not a subject)
-    occurs in the question as whole words with its own capitals, equals a name the question spells
+    occurs in the question as whole words with its own capitals (any case for a place, person or
+    organisation), equals a name the question spells
     (:func:`name_spans`, compared as reconciliation compares names), or contains such a name
     as its last words ("Ibsen" for "Henrik Ibsen"). A name inside a longer matched name
     ("Eyes" in "Big Eyes") does not count. ``unmatched`` is True when the question spells
@@ -333,9 +336,10 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
             if len(name) < 2 or not _NAME_CHARS.search(name):
                 continue
             key = _name_key(name)
-            match = re.search(
-                r"(?<!\w)" + re.escape(name) + r"(?!\w)", text
-            )  # as written: "Director" is no name in "the director of"
+            # As written ("Director" is no name in "the director of"); a place, person or
+            # organisation also in lower case ("when did italy enter ...").
+            flags = re.IGNORECASE if (row.get("type") or "") in _PROPER_TYPES else 0
+            match = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, flags)
             if match is not None:
                 hits.append((match.start(), match.end(), row["id"], name))
                 break
