@@ -6,8 +6,28 @@ chain fills the placeholders of the next sub-question with its own earlier
 answers, retrieves and reranks candidates for that instantiated question, and
 extends itself with each of the top-k; a chain's score is the geometric mean
 of its hop scores. Of all extensions, the best B with distinct current
-answers survive. Parallel sequences run independently; the deduplicated QA
-pairs of all surviving chains are the evidence.
+answers survive. Parallel sequences run independently (in lockstep, so their
+hops share round trips); the deduplicated QA pairs of all surviving chains
+are the evidence.
+
+What a hop may accept (so it holds on questions it was never tuned on):
+
+* direction — candidates are scored as forward, reverse or unanchored
+  relative to the hop's subjects (:mod:`engramdb.retrieval.hop_direction`), so
+  "What is the capital of Warsaw?" never takes "What is Warsaw the capital
+  of? → Poland" as a forward match;
+* answer kind — each answer is weighed by how well it fits what the
+  sub-question asks for (:mod:`engramdb.retrieval.answer_types`); an answer a
+  later hop will ask about must be an entity (never "1865" or "play"); a
+  nationality given where a country is asked becomes the country
+  ("Norwegian" → Norway), and a place that is not a country may take one
+  implicit step to the country memory says contains it ("Warsaw" → Poland);
+* loops — a chain never returns to an entity it passed, except a place an
+  implicit step only crossed on the way to its country.
+
+A hop's score is the product of its steps' scores (its match and, if any,
+its implicit step); :attr:`~engramdb.retrieval.results.Chain.support` is the
+weakest hop, which the offline N/A decision uses.
 """
 
 from __future__ import annotations
