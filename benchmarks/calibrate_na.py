@@ -1,72 +1,84 @@
-"""Calibrate the offline N/A threshold: best-chain scores of answerable vs absent questions.
+"""The offline N/A threshold of chain search: how the per-memory calibration does, and a dev check.
 
-    python benchmarks/calibrate_na.py [--namespace bench-musique]
+    python benchmarks/calibrate_na.py [--namespace bench-musique] [--probes 30] [--false-accept 0.2]
 
-Answerable: the 50 MuSiQue questions with their gold decompositions over the
-MuSiQue memory. Absent: the same decompositions with the first hop's subject
-replaced by an invented name, so every chain must start from something memory
-has never seen. For each candidate threshold it prints the share of answerable
-questions still answered and of absent ones refused, and the threshold with the
-best balanced accuracy. (The offline answerer's N/A is only as good as this
-separation; an LLM answerer decides N/A from the evidence itself.)
+Chain search calibrates its N/A threshold on each memory from probes the memory
+itself provides (``retrieval/na_calibration.py``): questions rebuilt from
+stored QA pairs (verbatim, and reworded in the decomposers' templates) as
+answerable, the reworded ones with invented names as unanswerable. This command
+builds (or reuses) the MuSiQue memory, runs that calibration afresh and prints
+what it found: the threshold and its rule, the share of absent probes refused
+and of answerable probes answered.
+
+Then, as a check only (nothing here feeds back into the threshold), it asks the
+50 MuSiQue dev questions with their gold decompositions and reports the N/A
+rate on them (answerable questions) and how often the gold answer is in the
+evidence, at the calibrated threshold and at the former fixed 0.50.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import statistics
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
 from engramdb.ingestion.loaders import load_path
 from engramdb.platform.memory import Memory
-from engramdb.retrieval.decomposition import PLACEHOLDER, from_musique, make_decomposition
-
-INVENTED = ["Zorblax Quentavian", "Mirelda Vostrikane", "the Ulvenquist Accord", "Port Thessarine"]
-
-
-def absent_version(sequences: tuple[tuple[str, ...], ...], salt: int) -> list[list[str]]:
-    """The decomposition with the capitalised subject of its first hop swapped for an invented name."""
-    first = sequences[0][0]
-    names = [m.group(0) for m in re.finditer(r"(?:[A-Z][\w'.-]+)(?:\s+(?:of|the|and|de|[A-Z][\w'.-]+))*", first)]
-    names = [n for n in names if not PLACEHOLDER.search(n) and n.split()[0] not in {"What", "Who", "When", "Where",
-                                                                                       "Which", "How", "In", "The"}]  # fmt: skip
-    target = max(names, key=len) if names else None
-    fake = INVENTED[salt % len(INVENTED)]
-    replaced = first.replace(target, fake) if target else f"{first.rstrip('?')} of {fake}?"
-    return [[replaced, *sequences[0][1:]]]
+from engramdb.retrieval.decomposition import from_musique
+from engramdb.retrieval.metrics import answer_in_text
+from engramdb.retrieval.na_calibration import calibrate, namespace_seed
 
 
-def best_score(memory: Memory, question: str, decomposition) -> float:
-    result = memory.ask(question, decomposition=decomposition)
-    return max((c.score for c in result.chains), default=0.0)
+def quantiles(values: list[float]) -> str:
+    if not values:
+        return "-"
+    q = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
+    return f"p10 {q[0]:.3f}  median {statistics.median(values):.3f}  p90 {q[-1]:.3f}"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--namespace", default="bench-musique")
+    parser.add_argument("--probes", type=int, default=30)
+    parser.add_argument("--false-accept", type=float, default=0.2)
     args = parser.parse_args()
     settings = bench_settings()
     questions = json.loads((SHARED / "data" / "musique" / "questions.json").read_text())
     with local_neo4j(settings), Memory(args.namespace, settings) as memory:
         memory.ingest(load_path(SHARED / "data" / "musique" / "corpus.json"))
-        present, absent = [], []
-        for i, item in enumerate(questions):
-            gold = from_musique(item["question_decomposition"])
-            present.append(best_score(memory, item["question"], gold))
-            fake = make_decomposition(absent_version(gold.sequences, i))
-            absent.append(best_score(memory, fake.sequences[0][0], fake))
-    print(f"answerable: median best-chain score {sorted(present)[len(present) // 2]:.3f}")
-    print(f"absent:     median best-chain score {sorted(absent)[len(absent) // 2]:.3f}")
-    best = (0.0, 0.0)
-    for t in [x / 100 for x in range(20, 81, 5)]:
-        kept = sum(s >= t for s in present) / len(present)
-        refused = sum(s < t for s in absent) / len(absent)
-        balanced = (kept + refused) / 2
-        best = max(best, (balanced, t))
-        print(f"threshold {t:.2f}: answers {kept:.0%} of answerable, refuses {refused:.0%} of absent")
-    print(f"best balanced accuracy {best[0]:.1%} at threshold {best[1]:.2f}")
+        chain = memory.strategy("chain", na_probes=args.probes, na_false_accept=args.false_accept)
+        cal = calibrate(
+            memory.graph, memory.embedder, chain.best_chains, probes=args.probes,
+            false_accept=args.false_accept, seed=namespace_seed(memory.namespace), with_verbatim=True,
+        )  # fmt: skip
+        print(
+            f"calibration on {memory.namespace!r} ({cal.seconds:.1f} s): threshold {cal.threshold:.3f} ({cal.rule})"
+        )
+        print(f"  absent probes ({len(cal.absent_scores)}):          {quantiles(cal.absent_scores)}")
+        print(f"  reworded answerable ({len(cal.answerable_scores)}):   {quantiles(cal.answerable_scores)}")
+        print(f"  verbatim answerable ({len(cal.verbatim_scores)}):   {quantiles(cal.verbatim_scores)}")
+        print(f"  refusal accuracy on absent probes: {cal.refusal_rate:.0%}")
+        print(f"  answered: reworded {cal.answer_rate:.0%}, verbatim {cal.verbatim_answer_rate:.0%}; "
+              f"best chain ends at the stored answer: reworded {cal.answered_correctly}/{len(cal.answerable_scores)}, "
+              f"verbatim {cal.verbatim_correct}/{len(cal.verbatim_scores)}")  # fmt: skip
+        print(f"  probe accuracy (absent refused + reworded answered): {cal.probe_accuracy:.0%}")
+
+        best_scores, in_evidence = [], []
+        for item in questions:  # the dev check: never used to choose anything above
+            result = chain.ask(item["question"], decomposition=from_musique(item["question_decomposition"]))
+            best_scores.append(max((c.score for c in result.chains), default=0.0))
+            gold = [item["answer"], *item.get("answer_aliases", [])]
+            in_evidence.append(answer_in_text(gold, [e.text for e in result.evidence]))
+    n = len(questions)
+    print(f"\ndev check, {n} answerable MuSiQue questions, gold decompositions:")
+    for label, threshold in (("calibrated", cal.threshold), ("former fixed", 0.5)):
+        na = sum(s < threshold for s in best_scores) / n
+        print(f"  {label} threshold {threshold:.3f}: N/A rate {na:.0%}")
+    print(f"  gold answer in the evidence: {sum(in_evidence) / n:.0%}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ reply is read tolerantly (prose or a fence around the JSON, or plain text with
 markdown, "The answer is ...", a trailing period), and every way of declining
 ("Not stated in the evidence.", "N/A - ...") becomes ``N/A``. Offline, the
 answer is the final entity of the best chain, and ``N/A`` when that chain's
-score is below a calibrated threshold (memory does not support an answer well
-enough).
+score is below the memory's calibrated threshold (memory does not support an
+answer well enough; see :mod:`engramdb.retrieval.na_calibration`).
 
 Every :class:`Answer` says where it came from (:attr:`Answer.source`):
 ``llm``, ``offline``, ``offline-fallback: <reason>`` when the model could not
@@ -27,6 +27,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from engramdb.ingestion.reconcile import normalize_name
 from engramdb.platform.errors import LLMError
 from engramdb.platform.llm import (
     ASK_RETRY,
@@ -36,13 +37,13 @@ from engramdb.platform.llm import (
     parse_json_reply,
     token_usage,
 )
+from engramdb.retrieval.answer_types import country_of
+from engramdb.retrieval.decomposition import Comparison
 from engramdb.retrieval.results import Chain, Evidence
 
 NA = "N/A"
-# Calibrated by benchmarks/calibrate_na.py on the MuSiQue memory: the 50 questions
-# with gold decompositions against the same chains started from invented names.
-# At 0.50, 92% of answerable questions are answered and 70% of absent ones refused
-# (best balanced accuracy, 81%, shared with 0.55, which refuses more real questions).
+# The default of an answerer built on its own. Chain search does not use it: each memory
+# calibrates its own threshold from probes it provides (retrieval/na_calibration.py).
 DEFAULT_NA_THRESHOLD = 0.50
 FALLBACK_PREFIX = "offline-fallback: "
 NOT_ASKED_PREFIX = "llm-not-asked: "
@@ -73,7 +74,7 @@ class Answer:
 
 
 class OfflineAnswerer:
-    """The best chain's final answer entity, or N/A below the threshold."""
+    """The best chain's final answer entity, or N/A when its weakest hop scores below the threshold."""
 
     name = "offline"
 
@@ -82,9 +83,91 @@ class OfflineAnswerer:
 
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
         best = max(chains, key=lambda c: c.score, default=None)
-        if best is None or best.score < self.na_threshold:
+        if best is None or best.support < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
         return Answer(best.answer_name, source="offline", supported=True)
+
+    def answer_comparison(self, comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> Answer:
+        """A comparison's answer (an option, or yes / no), N/A below the threshold or undecidable."""
+        decided = compare(comparison, per_sequence)
+        if decided is None or decided[1] < self.na_threshold:
+            return Answer(NA, source="offline", supported=False)
+        return Answer(decided[0], source="offline", supported=True)
+
+
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+
+
+def date_key(text: str) -> tuple[int, int, int] | None:
+    """A sortable (year, month, day) read from an answer ("24 March 1867", "1990", "c. 300 BC")."""
+    low = text.lower()
+    year_match = re.search(r"\b(\d{3,4})s?\b", low) or re.search(r"\b(\d{1,2})\s*(?:bc|bce|ad|ce)\b", low)
+    if year_match is None:
+        return None
+    year = int(year_match.group(1))
+    if re.search(r"\b(bc|bce)\b", low):
+        year = -year
+    month = next((i for i, m in enumerate(_MONTH_NAMES, start=1) if re.search(rf"\b{m[:3]}", low)), 0)
+    rest = low[: year_match.start()] + " " + low[year_match.end() :]
+    day_match = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", rest)
+    day = int(day_match.group(1)) if day_match and month else 0
+    return year, month, day
+
+
+def number_value(text: str) -> float | None:
+    """The amount an answer states ("1,200", "3.5 million"), or None."""
+    match = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)?", text.lower())
+    if match is None:
+        return None
+    return float(match.group(1).replace(",", "")) * _SCALE.get(match.group(2) or "", 1.0)
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Two answers name the same thing: equal names, one inside the other, or the same country."""
+    na, nb = normalize_name(a), normalize_name(b)
+    if not na or not nb:
+        return False
+    if na == nb or re.search(rf"\b{re.escape(na)}\b", nb) or re.search(rf"\b{re.escape(nb)}\b", na):
+        return True
+    ca, cb = country_of(a), country_of(b)
+    return ca is not None and ca == cb
+
+
+def compare(comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> tuple[str, float] | None:
+    """The answer of a comparison from each sequence's chains (best first), and the weakest support
+    among the chains used (the answer is only as supported as its least supported part).
+
+    A date or amount comparison uses, per sequence, the best chain whose answer is a date (an
+    amount): "When was X born?" may rank "When did X become a director? → late 1930s" first, yet
+    only a date can be compared. None when a sequence found nothing usable or there is a tie.
+    """
+    if not per_sequence or any(not chains for chains in per_sequence):
+        return None
+    if comparison.kind in ("same", "both"):
+        chosen = [max(chains, key=lambda c: c.score) for chains in per_sequence]
+        answers = [c.answer_name for c in chosen]
+        if comparison.kind == "same":
+            yes = all(_same_value(answers[0], a) for a in answers[1:])
+        else:
+            yes = all(_same_value(comparison.value, a) for a in answers)
+        return ("yes" if yes else "no"), min(c.support for c in chosen)
+    if len(comparison.options) != len(per_sequence):
+        return None
+    read = date_key if comparison.kind in ("earliest", "latest") else number_value
+    keys: list[Any] = []
+    supports: list[float] = []
+    for chains in per_sequence:
+        usable = [(read(c.answer_name), c) for c in sorted(chains, key=lambda c: -c.score)]
+        usable = [(k, c) for k, c in usable if k is not None]
+        if not usable:
+            return None
+        keys.append(usable[0][0])
+        supports.append(usable[0][1].support)
+    pick = min(keys) if comparison.kind in ("earliest", "smallest") else max(keys)
+    if keys.count(pick) > 1:
+        return None
+    return comparison.options[keys.index(pick)], min(supports)
 
 
 class LLMAnswerer:

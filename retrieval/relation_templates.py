@@ -233,6 +233,11 @@ ROLE_PHRASES: tuple[str, ...] = tuple(
 )
 
 
+def singular(noun: str) -> str:
+    """``directors`` -> ``director``, ``cities`` -> ``city`` (enough for role nouns)."""
+    return _singular(noun)
+
+
 def _singular(noun: str) -> str:
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
@@ -257,3 +262,12 @@ def role_question(role: str, subject: str, modifiers: str = "") -> str:
     verb = "are" if plural else "is"
     noun = f"{modifiers} {role}".strip()
     return f"{wh} {verb} the {noun} of {subject}?"
+
+
+def question_templates() -> list[str]:
+    """Every sub-question template the decomposers write (``{x}`` is the subject), without repeats:
+    the knowledge-base relations, the special role forms and one question per relational noun.
+    The N/A calibration words its probes with them, as real sub-questions are worded."""
+    templates = [*KB_RELATIONS.values(), *SPECIAL_ROLE_TEMPLATES.values()]
+    templates += [role_question(noun, "{x}") for noun in sorted(PERSON_ROLE_NOUNS | THING_ROLE_NOUNS)]
+    return list(dict.fromkeys(templates))

@@ -59,11 +59,13 @@ def render_result(console: Console, result: AskResult, trace: bool = False) -> N
         console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
     # After N/A, what was retrieved did not support an answer: never show it as "Evidence".
     supporting = [] if result.is_na else result.evidence
-    near = result.near_misses + (result.evidence if result.is_na else [])
+    near = list({e.id: e for e in [*result.near_misses, *(result.evidence if result.is_na else [])]}.values())
     if supporting:
         console.print(_evidence_table(result, f"Evidence ({result.evidence_tokens} tokens)", supporting))
     if near:
-        console.print(_evidence_table(result, "Near misses (retrieved, but they do not support an answer)", near))
+        console.print(
+            _evidence_table(result, "Near misses (retrieved, but they do not support an answer)", near)
+        )
     total = result.timings.get("total", 0.0) * 1000
     console.print(f"[dim]{len(result.evidence)} evidence items, {total:.0f} ms[/]")
 
@@ -101,6 +103,21 @@ def render_chain_trace(console: Console, details: Details) -> None:
             console.print(f"  [red]pruned[/] {score:.3f}  {escape(summary)}", highlight=False)
         if len(hop.pruned) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.pruned) - MAX_CANDIDATES_SHOWN} more pruned[/]")
+    if details.na:
+        console.print(_na_line(details.na), highlight=False)
+
+
+def _na_line(na: dict) -> str:
+    """The offline N/A bar and, when calibrated on this memory, how it was set."""
+    line = f"[dim]N/A below a weakest-hop score of {na.get('threshold', 0.0):.3f}"
+    report = na.get("calibration") or {}
+    if report:
+        line += (
+            f" (calibrated on this memory: {escape(str(report.get('rule', '')))}; refuses "
+            f"{report.get('refusal_rate', 0):.0%} of {report.get('absent_probes', 0)} absent probes, answers "
+            f"{report.get('answer_rate', 0):.0%} of {report.get('answerable_probes', 0)} answerable ones)"
+        )
+    return line + "[/]"
 
 
 @register_renderer("passages")

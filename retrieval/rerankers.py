@@ -10,11 +10,19 @@ that each fix a failure seen on real data:
   against the QA question's words, so "What company published X?" prefers
   "Who published X?" over "When was X established?";
 * lexical overlap of all content words (anchors the right entity by name);
-* answer-type agreement with the wh-word (who → person/org, when → date, ...);
+* answer-type agreement with the wh-word and the noun it asks about (who →
+  person/org, when → date, what country → a country; see
+  :mod:`engramdb.retrieval.answer_types`), the best over the pair's answers;
+* direction (:mod:`engramdb.retrieval.hop_direction`): a pair that answers
+  with the hop's subject, or reads the fact the other way round, is a reverse
+  match and keeps only a fraction of its score; a pair about none of the
+  hop's subjects keeps a larger one;
 * the hop's input entity is never accepted as its own answer.
 
-Scores are in [0, 1], so chain scores (geometric means) stay comparable and
-the N/A threshold can be calibrated once.
+The Voyage reranker applies the same direction rule to the cross-encoder's
+scores (a cross-encoder cannot tell "the capital of Warsaw" from "Warsaw, the
+capital of" by entity roles). Scores are in [0, 1], so chain scores (geometric
+means) stay comparable and the N/A threshold can be calibrated per memory.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engramdb.platform.config import Settings
+from engramdb.retrieval.answer_types import ExpectedType, expected_type, fit
+from engramdb.retrieval.hop_direction import direction_factors
 from engramdb.retrieval.results import QACandidate, ScoredQA
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -33,19 +43,6 @@ _STOP = frozenset(
     "those it its as into than then there their they he she his her him has have had which".split()
 )
 _WH = frozenset("what who whom whose which when where why how".split())
-
-# wh-pattern → answer types that fit it (None: anything fits)
-_TYPE_RULES: list[tuple[re.Pattern[str], frozenset[str]]] = [
-    (re.compile(r"^(when|what (year|date|day|month|time|century|decade))\b"), frozenset({"DATE"})),
-    (re.compile(r"^(how many|how much|what (number|percentage|population|amount))\b"), frozenset({"NUMBER"})),
-    (
-        re.compile(
-            r"^(where|what (country|city|state|county|town|place|region|continent|province|river|island))\b"
-        ),
-        frozenset({"PLACE", "GPE", "LOC", "FAC", "ORG"}),
-    ),  # fmt: skip
-    (re.compile(r"^(who|whom|whose)\b"), frozenset({"PERSON", "ORG", "NORP"})),
-]
 
 
 class Reranker(Protocol):
@@ -67,21 +64,11 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and w not in _WH}
 
 
-def expected_types(query: str) -> frozenset[str] | None:
-    q = query.strip().lower()
-    for pattern, types in _TYPE_RULES:
-        if pattern.search(q):
-            return types
-    return None
-
-
 @dataclass(frozen=True)
 class OfflineWeights:
     dense: float = 0.45
     relation: float = 0.30
     lexical: float = 0.25
-    type_mismatch: float = 0.6  # multiplier when the answer type contradicts the wh-word
-    type_unknown: float = 0.8  # multiplier when the answer's type is untyped (THING): it may fit
     dense_floor: float = 0.15  # cosine at or below this counts as 0
 
 
@@ -99,12 +86,11 @@ class OfflineReranker:
         q_words = content_words(query)
         entity_words = set().union(*(content_words(n) for n in input_names)) if input_names else set()
         relation_q = q_words - entity_words
-        wanted = expected_types(query)
-        blocked = {n.strip().lower() for n in input_names}
+        wanted = expected_type(query)
+        kept = _not_own_input(candidates, input_names)
+        directions = direction_factors(query, candidates, input_names)  # every candidate: twins included
         out: list[ScoredQA] = []
-        for cand in candidates:
-            if blocked and all(a.strip().lower() in blocked for a in cand.answer_names):
-                continue  # never answer a hop with its own input entity
+        for cand in kept:
             c_words = content_words(cand.question)
             dense = max(0.0, ((cand.dense_score or 0.0) - self.w.dense_floor) / (1 - self.w.dense_floor))
             lexical = len(q_words & c_words) / len(q_words) if q_words else 0.0
@@ -113,11 +99,28 @@ class OfflineReranker:
             else:
                 relation = lexical
             s = self.w.dense * min(dense, 1.0) + self.w.relation * relation + self.w.lexical * lexical
-            if wanted is not None and cand.answer_types and not (set(cand.answer_types) & wanted):
-                s *= self.w.type_unknown if set(cand.answer_types) <= {"THING"} else self.w.type_mismatch
-            out.append(ScoredQA(cand, round(min(max(s, 0.0), 1.0), 6)))
+            type_factor = pair_type_factor(wanted, cand)
+            direction, direction_factor = directions[cand.qa_id]
+            s *= type_factor * direction_factor
+            out.append(ScoredQA(cand, round(min(max(s, 0.0), 1.0), 6), direction, type_factor))
         out.sort(key=lambda x: (-x.score, x.qa.qa_id))
         return out
+
+
+def pair_type_factor(wanted: ExpectedType | None, cand: QACandidate) -> float:
+    """The answer-type multiplier of a QA pair: the best fit among its answers (1 when nothing is expected)."""
+    if wanted is None or not cand.answer_names:
+        return 1.0
+    types = cand.answer_types or ("",) * len(cand.answer_names)
+    return max(fit(wanted, name, t or "") for name, t in zip(cand.answer_names, types, strict=False))
+
+
+def _not_own_input(candidates: Sequence[QACandidate], input_names: Sequence[str]) -> list[QACandidate]:
+    """Candidates that answer with something other than the hop's own input entities."""
+    blocked = {n.strip().lower() for n in input_names}
+    if not blocked:
+        return list(candidates)
+    return [c for c in candidates if not all(a.strip().lower() in blocked for a in c.answer_names)]
 
 
 class VoyageReranker:
@@ -136,16 +139,16 @@ class VoyageReranker:
     def score(
         self, query: str, candidates: Sequence[QACandidate], input_names: Sequence[str] = ()
     ) -> list[ScoredQA]:
-        blocked = {n.strip().lower() for n in input_names}
-        kept = [
-            c
-            for c in candidates
-            if not (blocked and all(a.strip().lower() in blocked for a in c.answer_names))
-        ]
+        kept = _not_own_input(candidates, input_names)
         if not kept:
             return []
         reply = self.client.rerank(query=query, documents=[c.text for c in kept], model=self.model)  # type: ignore[attr-defined]
-        out = [ScoredQA(kept[r.index], float(r.relevance_score)) for r in reply.results]
+        directions = direction_factors(query, candidates, input_names)
+        out = []
+        for r in reply.results:
+            cand = kept[r.index]
+            direction, factor = directions[cand.qa_id]
+            out.append(ScoredQA(cand, float(r.relevance_score) * factor, direction))
         out.sort(key=lambda x: (-x.score, x.qa.qa_id))
         return out
 

@@ -34,7 +34,11 @@ class QACandidate:
     verb_phrase: str = ""
     dense_score: float | None = None
     bm25_score: float | None = None
-    via: tuple[str, ...] = ()  # "dense", "bm25", "entity"
+    via: tuple[str, ...] = ()  # "dense", "bm25", "entity", "reverse"
+    verb_phrase_id: str = ""
+    #: Relative to the hop that retrieved it (see :mod:`engramdb.retrieval.hop_direction`):
+    #: "forward", "reverse", "unanchored", or "" when the hop has no known input entity.
+    direction: str = ""
 
     @property
     def text(self) -> str:
@@ -45,6 +49,10 @@ class QACandidate:
 class ScoredQA:
     qa: QACandidate
     score: float
+    #: How the pair reads for the hop ("forward", "reverse", "reverse-reading", "unanchored", "").
+    direction: str = ""
+    #: The answer-type multiplier already inside ``score`` (the best over the pair's answers).
+    type_factor: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,12 +64,29 @@ class ChainStep:
     answer_id: str
     answer_name: str
     score: float
+    #: The 1-based hop of the decomposition this step answers (0: unknown). A hop may take two
+    #: steps: its match, then an implicit step that turns the answer into the asked-for kind
+    #: ("What country is Warsaw in?" after "Where was Marie Curie born? → Warsaw").
+    hop: int = 0
+    implicit: bool = False
+    answer_type: str = ""
+    direction: str = ""  # how the QA pair read for this hop (see ScoredQA.direction)
 
 
 @dataclass(frozen=True)
 class Chain:
     steps: tuple[ChainStep, ...]
-    score: float  # geometric mean of the step scores
+    score: float  # geometric mean of the hop scores (a hop's score: the product of its steps')
+
+    @property
+    def support(self) -> float:
+        """The weakest hop's score: a chain supports its answer only as well as its weakest link
+        (the offline N/A decision uses it, so one confident hop cannot hide a failed one)."""
+        per_hop: dict[int, float] = {}
+        for i, step in enumerate(self.steps, start=1):
+            key = step.hop or i
+            per_hop[key] = per_hop.get(key, 1.0) * step.score
+        return min(per_hop.values(), default=0.0)
 
     @property
     def answer_name(self) -> str:
@@ -162,6 +187,9 @@ class ChainDetails(Details):
     kind: ClassVar[str] = "chain"
     chains: list[Chain] = field(default_factory=list)
     trace: list[HopTrace] = field(default_factory=list)
+    #: The offline N/A decision: the threshold used and, when calibrated on this memory, the
+    #: calibration's summary (see :mod:`engramdb.retrieval.na_calibration`).
+    na: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -195,6 +223,12 @@ class AskResult:
     @property
     def is_na(self) -> bool:
         return self.answer == NA
+
+    @property
+    def supporting_evidence(self) -> list[Evidence]:
+        """The evidence the answer rests on: none after ``N/A`` (what was retrieved then is in
+        ``evidence`` for inspection, and its closest items in ``near_misses``)."""
+        return [] if self.is_na else self.evidence
 
     @property
     def chains(self) -> list[Chain]:

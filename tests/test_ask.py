@@ -54,10 +54,17 @@ def test_gold_decomposition_gives_answer_evidence_and_citations(
     titles = {p["title"] for q in questions for p in q["paragraphs"]}
     assert {c.qa_id for c in result.citations} == {e.qa_id for e in result.evidence}
     assert all(c.title in titles for c in result.citations)  # every citation resolves to an ingested passage
-    for chain in result.chains:  # chain score is the geometric mean of its hop scores
-        expected = math.exp(sum(math.log(max(s.score, 1e-9)) for s in chain.steps) / len(chain.steps))
+    for chain in result.chains:  # chain score: the geometric mean of its hop scores
+        per_hop: dict[int, float] = {}
+        for step in chain.steps:  # a hop that took an implicit step scores the product of its steps
+            per_hop[step.hop] = per_hop.get(step.hop, 1.0) * max(step.score, 1e-9)
+        expected = math.exp(sum(math.log(v) for v in per_hop.values()) / len(per_hop))
         assert chain.score == pytest.approx(expected, rel=1e-6)
-        assert len(chain.steps) <= len(decomposition.sequences[0])
+        assert sorted(per_hop) == list(range(1, len(per_hop) + 1))  # hops 1..n, none skipped
+        assert len(per_hop) <= len(decomposition.sequences[0])
+        assert all(
+            step.implicit for i, step in enumerate(chain.steps) if i and step.hop == chain.steps[i - 1].hop
+        )
     assert len({c.answer_id for c in result.chains}) == len(result.chains)  # one chain per distinct answer
     assert len(result.chains) <= 5
     assert result.trace and result.trace[0].kept
@@ -101,7 +108,9 @@ def test_llm_decomposition_and_answer_with_fake_models(musique_memory: Memory, q
     result = chain.ask(questions[0]["question"])
     assert result.decomposition == [["What company published Journal of Psychotherapy Integration?",
                                      "Who was the first president of <ENTITY_Q1>?"]]  # fmt: skip
-    assert result.answer == "G. Stanley Hall" and result.answered_by == "llm" and result.decomposed_by == "llm"
+    assert (
+        result.answer == "G. Stanley Hall" and result.answered_by == "llm" and result.decomposed_by == "llm"
+    )
 
 
 def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memory) -> None:
@@ -113,7 +122,9 @@ def test_malformed_llm_decomposition_falls_back_to_offline(musique_memory: Memor
 
 
 def test_llm_answer_na_when_model_declines(musique_memory: Memory) -> None:
-    chain = musique_memory.strategy("chain", chat_model=FakeListChatModel(responses=["N/A"]), decomposition="offline")
+    chain = musique_memory.strategy(
+        "chain", chat_model=FakeListChatModel(responses=["N/A"]), decomposition="offline"
+    )
     result = chain.ask("What company published Journal of Psychotherapy Integration?")
     assert result.answer == NA and result.answered_by == "llm" and result.decomposed_by == "offline"
 

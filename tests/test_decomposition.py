@@ -11,6 +11,7 @@ from engramdb.platform.errors import InputError
 from engramdb.retrieval.decomposition import (
     MAX_HOPS,
     PLACEHOLDER,
+    Comparison,
     Decomposition,
     DecompositionError,
     LLMDecomposer,
@@ -276,6 +277,58 @@ def test_offline_chains(offline, question, expected) -> None:
 )  # fmt: skip
 def test_offline_comparisons_become_parallel_sequences(offline, question, expected) -> None:
     assert _seqs(offline.decompose(question)) == expected
+
+
+# HotpotQA-style shapes, written for these tests (bridge questions, and comparisons whose answer is
+# one of the options or yes/no): what the offline rules make of each, and how the answers combine.
+@pytest.mark.parametrize(
+    ("question", "expected", "comparison"),
+    [
+        ("What nationality is the director of Big Eyes?",
+         [["Who is the director of Big Eyes?", "What nationality is <ENTITY_Q1>?"]], None),
+        ("The author of Brand was born in what year?",
+         [["Who is the author of Brand?", "In what year was <ENTITY_Q1> born?"]], None),
+        ("Henrik Ibsen was born in which town?", [["In which town was Henrik Ibsen born?"]], None),
+        ('The director of the romantic comedy "Big Stone Gap" is based in what New York city?',
+         [['Who is the director of the romantic comedy "Big Stone Gap"?', "In what New York city is <ENTITY_Q1> based?"]],
+         None),
+        ("Which film was released first, Big Eyes or Ed Wood?",
+         [["When was Big Eyes released?"], ["When was Ed Wood released?"]],
+         Comparison("earliest", ("Big Eyes", "Ed Wood"))),
+        ("Between Big Eyes and Ed Wood, which film was released later?",
+         [["When was Big Eyes released?"], ["When was Ed Wood released?"]],
+         Comparison("latest", ("Big Eyes", "Ed Wood"))),
+        ("Who was born earlier, Tim Burton or Wes Anderson?",
+         [["When was Tim Burton born?"], ["When was Wes Anderson born?"]],
+         Comparison("earliest", ("Tim Burton", "Wes Anderson"))),
+        ("Who was born first, the director of Big Eyes or the director of Rushmore?",
+         [["Who is the director of Big Eyes?", "When was <ENTITY_Q1> born?"],
+          ["Who is the director of Rushmore?", "When was <ENTITY_Q1> born?"]],
+         Comparison("earliest", ("the director of Big Eyes", "the director of Rushmore"))),
+        ("Which river is longer, the Vistula or the Oder?",
+         [["How long is the Vistula?"], ["How long is the Oder?"]],
+         Comparison("largest", ("the Vistula", "the Oder"))),
+        ("Are Big Eyes and Ed Wood both directed by Tim Burton?",
+         [["Who directed Big Eyes?"], ["Who directed Ed Wood?"]],
+         Comparison("both", ("Big Eyes", "Ed Wood"), "Tim Burton")),
+        ("Are Brand and Peer Gynt both plays by Henrik Ibsen?",
+         [["Who is the author of Brand?"], ["Who is the author of Peer Gynt?"]],
+         Comparison("both", ("Brand", "Peer Gynt"), "Henrik Ibsen")),
+        ("Are Tim Burton and Wes Anderson both American?",
+         [["What nationality is Tim Burton?"], ["What nationality is Wes Anderson?"]],
+         Comparison("both", ("Tim Burton", "Wes Anderson"), "American")),
+        ("Do Big Eyes and Rushmore have the same director?",
+         [["Who is the director of Big Eyes?"], ["Who is the director of Rushmore?"]],
+         Comparison("same", ("Big Eyes", "Rushmore"))),
+        ("Were Marie Curie and Lise Meitner known for the same type of work?",
+         [["What is Marie Curie known for?"], ["What is Lise Meitner known for?"]],
+         Comparison("same", ("Marie Curie", "Lise Meitner"))),
+    ],
+)  # fmt: skip
+def test_offline_bridge_and_comparison_shapes(offline, question, expected, comparison) -> None:
+    dec = offline.decompose(question)
+    assert _seqs(dec) == expected
+    assert dec.comparison == comparison
 
 
 def test_offline_never_fails_and_keeps_the_question_when_no_rule_applies(offline) -> None:

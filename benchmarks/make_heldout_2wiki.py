@@ -1,0 +1,130 @@
+"""Build a held-out-style question set from 2Wiki passages (never from the MuSiQue dev questions).
+
+    python benchmarks/make_heldout_2wiki.py [--out benchmarks/results/heldout-2wiki] [--distractors 300]
+    engramdb -n heldout-2wiki eval benchmarks/results/heldout-2wiki/questions.json \\
+        --corpus benchmarks/results/heldout-2wiki/corpus.json --decomposition offline -s chain -s dense -s bm25
+
+HotpotQA-style shapes over film passages ("X is a 1955 Danish drama film directed
+by Y") and the passages of their directors ("Y (15 November 1911 – 17 May 2003)
+was a Norwegian actress"), with gold answers read off the passages by pattern:
+
+* bridge: "What nationality is the director of X?", "When was the director of X born?";
+* comparison: "Which film came out first, X or Z?", "Who was born first, Y or W?",
+  "Are Y and W both <nationality>?";
+* unanswerable: the same bridge shapes about film titles no passage holds
+  (``answerable: false``), for refusal accuracy.
+
+The corpus is every passage a question uses plus seeded random distractors.
+Deterministic for a given seed; the shapes are fixed here, not fitted to any result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+from pathlib import Path
+
+from bench_support import SHARED
+
+from engramdb.ingestion.rules_lexicon import country_of_demonym
+
+REPO = Path(__file__).resolve().parent.parent
+_FILM = re.compile(
+    r"^(?P<name>[^(]+?)\s*(?:\([^)]*\)\s*)?is an? (?P<year>1[89]\d\d|20[0-2]\d) (?P<desc>[^.]*?)film directed by "
+    r"(?P<director>[A-Z][\w.'-]+(?: [A-Z][\w.'-]+){0,3})"
+)
+_PERSON = re.compile(
+    r"^[^(]*\((?:born )?(?P<born>(?:\d{1,2} )?(?:[A-Z][a-z]+ )?(?:\d{1,2}, )?\d{4})\s*(?:[–-][^)]*)?\)\s*"
+    r"(?:is|was) an? (?P<nat>[A-Z][a-z]+)"
+)
+INVENTED_FILMS = ["The Quiet Orchard of Velmora", "Tessarine Nights", "A Winter in Oldcastle Bay",
+                  "The Ninth Lantern of Uskor", "Marrowdeep", "The Glass Ferryman"]  # fmt: skip
+
+
+def year_of(date: str) -> int:
+    return int(re.search(r"\d{4}", date).group(0))  # type: ignore[union-attr]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "heldout-2wiki")
+    parser.add_argument("--distractors", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    corpus = json.loads((SHARED / "data" / "2wiki" / "corpus.json").read_text())
+    by_title = {p["title"]: p for p in corpus}
+    directors: dict[str, dict] = {}
+    films = []
+    for p in corpus:
+        m = _FILM.match(p["text"])
+        if m is None or m.group("director") not in by_title:
+            continue
+        if re.search(r"\bor\b|,", m.group("name")):  # a title that reads as two options
+            continue
+        person = _PERSON.match(by_title[m.group("director")]["text"])
+        if person is None or country_of_demonym(person.group("nat")) is None:
+            continue
+        directors[m.group("director")] = {
+            "name": m.group("director"), "born": person.group("born"), "nat": person.group("nat"),
+            "passage": by_title[m.group("director")],
+        }  # fmt: skip
+        films.append({"name": m.group("name").strip(), "year": int(m.group("year")),
+                      "director": m.group("director"), "passage": p})  # fmt: skip
+    rng.shuffle(films)
+    used: dict[str, dict] = {}
+    items: list[dict] = []
+
+    def support(*passages: dict) -> list[dict]:
+        for p in passages:
+            used[p["title"]] = p
+        return [{"title": p["title"], "paragraph_text": p["text"], "is_supporting": True} for p in passages]
+
+    for f in films[:12]:
+        d = directors[f["director"]]
+        items.append({"id": f"nat-{len(items)}", "question": f"What nationality is the director of {f['name']}?",
+                      "answer": d["nat"], "answer_aliases": [country_of_demonym(d["nat"]) or ""],
+                      "paragraphs": support(f["passage"], d["passage"])})  # fmt: skip
+    for f in films[12:22]:
+        d = directors[f["director"]]
+        items.append({"id": f"born-{len(items)}", "question": f"When was the director of {f['name']} born?",
+                      "answer": d["born"], "answer_aliases": [str(year_of(d["born"]))],
+                      "paragraphs": support(f["passage"], d["passage"])})  # fmt: skip
+    pairs = [(a, b) for a, b in zip(films[22:42:2], films[23:43:2], strict=False) if a["year"] != b["year"]]
+    for a, b in pairs[:8]:
+        first = a if a["year"] < b["year"] else b
+        items.append({"id": f"first-{len(items)}", "question": f"Which film came out first, {a['name']} or {b['name']}?",
+                      "answer": first["name"], "paragraphs": support(a["passage"], b["passage"])})  # fmt: skip
+    people = sorted(directors.values(), key=lambda d: d["name"])
+    rng.shuffle(people)
+    born_pairs = [(a, b) for a, b in zip(people[0:16:2], people[1:17:2], strict=False)
+                  if year_of(a["born"]) != year_of(b["born"])]  # fmt: skip
+    for a, b in born_pairs[:6]:
+        first = a if year_of(a["born"]) < year_of(b["born"]) else b
+        items.append({"id": f"older-{len(items)}", "question": f"Who was born first, {a['name']} or {b['name']}?",
+                      "answer": first["name"], "paragraphs": support(a["passage"], b["passage"])})  # fmt: skip
+    for a, b in zip(people[16:24:2], people[17:25:2], strict=False):
+        same = a["nat"] == b["nat"]
+        items.append({"id": f"both-{len(items)}", "question": f"Are {a['name']} and {b['name']} both {a['nat']}?",
+                      "answer": "yes" if same else "no", "paragraphs": support(a["passage"], b["passage"])})  # fmt: skip
+    for name in INVENTED_FILMS:
+        shape = rng.choice(["What nationality is the director of {}?", "When was the director of {} born?"])
+        items.append({"id": f"absent-{len(items)}", "question": shape.format(name), "answerable": False})
+    others = [p for p in corpus if p["title"] not in used]
+    rng.shuffle(others)
+    passages = [
+        {"title": p["title"], "text": p["text"]} for p in [*used.values(), *others[: args.distractors]]
+    ]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "questions.json").write_text(json.dumps(items, indent=1, ensure_ascii=False))
+    (args.out / "corpus.json").write_text(json.dumps(passages, indent=1, ensure_ascii=False))
+    answerable = sum(i.get("answerable", True) for i in items)
+    print(f"{len(items)} questions ({answerable} answerable), {len(passages)} passages -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+// Entity BM25 for several queries at once (one per beam of a hop), with each
+// entity's name, aliases and type, so chain search can tell which entities the
+// question actually names (its subjects) from those BM25 merely found.
+// $queries: [{i, lucene}] — each lucene string built by engramdb
+// (retrieval.hop_retrieval.lucene_query) from escaped terms, already requiring
+// the namespace's `namespace_key`; the WHERE is a second, exact guard.
+UNWIND $queries AS q
+CALL db.index.fulltext.queryNodes('entity_search', q.lucene, {limit: $limit}) YIELD node, score
+WHERE node.namespace = $namespace
+RETURN q.i AS i, node.id AS id, score, node.name AS name, coalesce(node.aliases, []) AS aliases,
+       node.type AS type

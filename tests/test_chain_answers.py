@@ -1,0 +1,77 @@
+"""Offline answers of comparison questions: from each option's best chain to an option, or yes / no."""
+
+from __future__ import annotations
+
+import pytest
+
+from engramdb.retrieval.answering import NA, OfflineAnswerer, compare, date_key, number_value
+from engramdb.retrieval.decomposition import Comparison
+from engramdb.retrieval.results import Chain, ChainStep, QACandidate
+
+
+def chain(answer: str, score: float = 0.8) -> Chain:
+    qa = QACandidate(
+        qa_id=f"q-{answer}", question="When was it released?", answer_ids=(f"id-{answer}",),
+        answer_names=(answer,), answer_types=("DATE",), question_entity_ids=("id-x",), doc_id="d", chunk_id="d#0",
+    )  # fmt: skip
+    return Chain(steps=(ChainStep("q", qa, f"id-{answer}", answer, score, 1),), score=score)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [("24 March 1867", (1867, 3, 24)), ("1865", (1865, 0, 0)), ("May 9, 1914", (1914, 5, 9)),
+     ("c. 300 BC", (-300, 0, 0)), ("Henrik Ibsen", None)],
+)  # fmt: skip
+def test_dates_are_read_into_sortable_keys(text: str, key: tuple[int, int, int] | None) -> None:
+    assert date_key(text) == key
+
+
+def test_amounts_are_read_with_their_scale() -> None:
+    assert number_value("1,200 stores") == 1200 and number_value("3.5 million") == 3_500_000
+    assert number_value("none") is None
+
+
+def test_dates_pick_the_earliest_or_latest_option() -> None:
+    options = ("Big Eyes", "Ed Wood")
+    finals = [[chain("December 25, 2014")], [chain("September 30, 1994", 0.6)]]
+    assert compare(Comparison("earliest", options), finals) == ("Ed Wood", 0.6)  # the weakest chain's score
+    assert compare(Comparison("latest", options), finals)[0] == "Big Eyes"
+    assert compare(Comparison("largest", ("A", "B")), [[chain("120 m")], [chain("95 m")]])[0] == "A"
+
+
+def test_a_date_comparison_uses_each_sides_best_dated_chain() -> None:
+    """ "When was X born?" may rank a career date first; only a date compares."""
+    career = [chain("a full feature director", 0.52), chain("December 12, 1894", 0.44)]
+    assert compare(
+        Comparison("earliest", ("Howard Morris", "D. Ross Lederman")), [[chain("September 4, 1919")], career]
+    ) == (
+        "D. Ross Lederman",
+        0.44,
+    )
+    assert date_key("late 1930s") == (1930, 0, 0)
+
+
+def test_same_and_both_answer_yes_or_no() -> None:
+    burton = [[chain("Tim Burton")], [chain("Tim Burton")]]
+    assert compare(Comparison("same", ("Big Eyes", "Ed Wood")), burton)[0] == "yes"
+    assert (
+        compare(
+            Comparison("same", ("Big Eyes", "Rushmore")), [[chain("Tim Burton")], [chain("Wes Anderson")]]
+        )[0]
+        == "no"
+    )
+    americans = [[chain("American")], [chain("United States")]]  # a nationality and its country agree
+    assert compare(Comparison("both", ("Tim Burton", "Wes Anderson"), "American"), americans)[0] == "yes"
+
+
+def test_an_undecidable_or_weak_comparison_is_na() -> None:
+    options = ("Big Eyes", "Ed Wood")
+    assert compare(Comparison("earliest", options), [[chain("2014")], []]) is None  # one option found nothing
+    assert (
+        compare(Comparison("earliest", options), [[chain("2014")], [chain("Tim Burton")]]) is None
+    )  # no date
+    assert compare(Comparison("earliest", options), [[chain("1994")], [chain("1994")]]) is None  # a tie
+    weak = OfflineAnswerer(0.7).answer_comparison(
+        Comparison("earliest", options), [[chain("2014", 0.5)], [chain("1994")]]
+    )
+    assert weak.text == NA and weak.supported is False
