@@ -12,11 +12,23 @@ Per question (or per parallel sub-question):
    similarity × ``1 + α(1 − e^{−βc})`` ÷ ``max(1, chunks mentioning it)``
    (:mod:`engramdb.retrieval.diffusion_math`).
 4. **Walk** — random walk with restart on the passage–entity graph (entities
-   and chunks; MENTIONS edges and one edge per fact between the entities it
-   links), ``P`` column-normalised, iterated with ``scipy.sparse`` until the L1
-   change is below the tolerance.
+   and chunks; MENTIONS edges, a link from each passage to the entity its
+   title names, one edge per fact between the entities it links, and synonym
+   edges between entities sharing a name or an alias: :func:`walk_graph`),
+   ``P`` column-normalised, iterated with ``scipy.sparse`` until the L1 change
+   is below the tolerance. CogitoRAG writes the update as ``(1−γ)·Wᵀπ + γπ₀``
+   with a "column-normalised" ``W``; read literally (``Wᵀ`` of a
+   column-stochastic ``W``, i.e. a row-stochastic operator) a node takes the
+   *average* of its neighbours' mass and mass is not conserved. We use the
+   walk the paper describes in words and HippoRAG 2 runs (personalised
+   PageRank): each node hands its mass out evenly to its neighbours, ``P·π``
+   with ``P`` column-stochastic, so ``W`` there is the row-stochastic
+   transition matrix and ``Wᵀ = P``. (Measured on MuSiQue dev, the literal
+   reading ranks worse at every ε, γ and K tried.)
 5. **CogniRank** — ``ε·minmax(walk score) + (1−ε)·minmax(cosine)`` over every
-   passage of the namespace; top 5, or 2+2+1 with two sub-questions.
+   passage of the namespace (the candidate set is all of them: the walk
+   reaches passages dense search ranks low, which is the point); top 5, or
+   2+2+1 with two sub-questions.
 6. **Evidence** — each passage (kind ``passage``) is followed by its gist as an
    evidence item of its own (kind ``gist``, ``metadata["passage_id"]`` pointing
    back). Separate items, because the reader is given both and the token count
@@ -39,7 +51,8 @@ far longer than the walk, so each (driver, vector store, namespace) keeps one
 :class:`WalkSnapshot`: the sparse transition matrix, the node ids and the
 passages' vectors (so the dense half of CogniRank is one matrix–vector product
 over every passage, exact, instead of a second search). It is built by one
-Cypher export (``diffusion/export_walk_graph``) plus one vector read. Before
+Cypher export (``diffusion/export_walk_graph``) plus one vector read; the
+dense half is computed without BLAS (:func:`passage_similarity`). Before
 each question, ``diffusion/memory_fingerprint`` (count of Document nodes and
 their latest ``updated_at``, a read of Document nodes only) says whether it is
 stale. Why documents: ingest stamps ``updated_at`` on every document it writes,
@@ -347,10 +360,11 @@ def render_diffusion(console: Console, details: Details) -> None:
     assert isinstance(details, DiffusionDetails)
     snap = details.snapshot
     console.rule("diffusion")
+    kinds = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in snap.get("edge_kinds", {}).items())
     console.print(
         f"[dim]walk graph: {snap.get('entities', 0)} entities, {snap.get('chunks', 0)} passages, "
-        f"{snap.get('edges', 0)} edges ({'rebuilt' if snap.get('rebuilt') else 'cached'}, "
-        f"built in {snap.get('build_ms', 0.0):.0f} ms)[/]",
+        f"{snap.get('edges', 0)} edges{f' ({kinds})' if kinds else ''}; "
+        f"{'rebuilt' if snap.get('rebuilt') else 'cached'}, built in {snap.get('build_ms', 0.0):.0f} ms[/]",
         highlight=False,
     )
     for walk in details.walks:
@@ -634,7 +648,7 @@ class DiffusionStrategy(AskStrategy):
         details = DiffusionDetails(sub_questions=[rk.sub_question for rk in rankings])
         details.snapshot = {
             "entities": snapshot.entities, "chunks": len(snapshot.chunk_ids), "edges": snapshot.edges,
-            "build_ms": snapshot.build_seconds * 1000, "rebuilt": rebuilt,
+            "edge_kinds": dict(snapshot.edge_kinds), "build_ms": snapshot.build_seconds * 1000, "rebuilt": rebuilt,
         }  # fmt: skip
         for rk in rankings:
             details.walks.append({
