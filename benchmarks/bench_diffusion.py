@@ -1,30 +1,44 @@
-"""The ``diffusion`` strategy: latency without LLM calls, snapshot cost, and (``--quality``) MuSiQue quality.
+"""The ``diffusion`` strategy: latency without LLM calls as memory grows, snapshot cost, and quality.
 
-    python benchmarks/bench_diffusion.py [--repeat 1] [--skip-2wiki] [--quality] [--out FILE]
+    python benchmarks/bench_diffusion.py [--namespace bench-diffusion] [--vector-home DIR] [--repeat 1]
+                                         [--skip-2wiki] [--quality] [--out FILE]
 
-Latency (default):
-1. Memory A: the MuSiQue corpus (1,890 passages), offline ingest, then the
-   ``gists`` memory stage (gists and fact vectors).
-2. The walk snapshot is built once from scratch (its build time is reported
-   apart), the offline N/A threshold is calibrated by a first question (also
-   reported apart), then all 50 MuSiQue questions are asked offline (rule
-   split, offline answer; no LLM): per-question p50/p95 and stage medians.
-3. Memory B: MuSiQue + the 6,119 2Wiki passages in one namespace, the same
-   again; the p50 ratio B/A says how latency grows with memory.
-Ingestion and indexing skip what a namespace already has, so a second run only measures.
+Latency, in one run and one namespace, on two memories:
 
-Quality (``--quality``, memory A): passage recall@2/@5 of the gold supporting
-paragraphs, answer-in-evidence, offline EM, evidence tokens and latency for
-BM25 and dense top-5, diffusion with its defaults, chain search (gold
-decompositions, as in the README table) and a one-knob-at-a-time ablation of
-ε, the restart probability and K. Nothing here is tuned: the defaults are the
-papers' (see ``retrieval/diffusion.py``).
+* **MuSiQue**: the MuSiQue corpus (1,890 passages, offline ingest with the
+  ``gists`` stage; skipped when the namespace already has it);
+* **MuSiQue + 2Wiki**: the same namespace after the 6,119 2Wiki passages are
+  ingested into it.
+
+A run measures both. When the namespace holds only MuSiQue it measures that,
+ingests 2Wiki (the long part: run the benchmark in the background) and
+measures again; when a previous run left 2Wiki in it, it measures that, deletes
+the 2Wiki passages (timed) and measures MuSiQue alone. Either way every
+ingest or delete is done once and both memories are measured by the same
+process with the same strategy object, which must notice each change itself:
+its first question after the change refreshes the walk snapshot (refresh time
+reported apart, with the first from-scratch build). Per memory: the first
+question (snapshot and offline N/A calibration), then the 50 MuSiQue questions
+asked offline (rule split, offline answer; no LLM), p50/p95 and stage medians.
+The p50 ratio (MuSiQue + 2Wiki) / MuSiQue says how latency grows with memory.
+
+``--vector-home`` keeps this memory's vector store (a qdrant-edge store has one
+owning process) in its own folder while Neo4j stays the benchmark home's
+server, so the long ingest can run beside other work on the benchmark home.
+
+Quality (``--quality``, on the MuSiQue memory): passage recall@2/@5 of the gold
+supporting paragraphs, answer-in-evidence, offline EM, evidence tokens and
+latency for BM25 and dense (top 1, 2, 3, 5), chain search (gold
+decompositions, as in the README table), diffusion with its defaults and a
+one-knob-at-a-time ablation of ε, the restart probability and K. Nothing is
+tuned: the defaults are the papers' (see ``retrieval/diffusion.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -32,14 +46,19 @@ from typing import Any
 from bench_support import SHARED, bench_settings, local_neo4j, median, percentile
 from pydantic import SecretStr
 
-from engramdb.ingestion.gists import GistStage
+from engramdb.ingestion.documents import Document
 from engramdb.ingestion.loaders import load_path
-from engramdb.ingestion.stages import StageContext
 from engramdb.platform.config import Settings
 from engramdb.platform.memory import Memory
 from engramdb.platform.neo4j_server import LocalNeo4j
 from engramdb.retrieval.chain_strategy import ChainStrategy
-from engramdb.retrieval.diffusion import DiffusionRecipe, DiffusionStrategy, SnapshotCache, read_fingerprint
+from engramdb.retrieval.diffusion import (
+    DiffusionRecipe,
+    DiffusionStrategy,
+    SnapshotCache,
+    WalkSnapshot,
+    read_fingerprint,
+)
 from engramdb.retrieval.eval_data import load_dataset
 from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
 from engramdb.retrieval.passage_strategies import BM25Passages, DensePassages
@@ -48,33 +67,44 @@ from engramdb.retrieval.strategy import AskContext
 
 #: One knob changed at a time from the defaults (ε = 0.95, restart 0.5, K = 5).
 ABLATION: list[dict[str, Any]] = [
-    {"epsilon": 1.0}, {"epsilon": 0.9}, {"epsilon": 0.5}, {"epsilon": 0.0},
-    {"restart_probability": 0.15}, {"restart_probability": 0.3}, {"restart_probability": 0.8},
+    {"epsilon": 1.0}, {"epsilon": 0.9}, {"epsilon": 0.8}, {"epsilon": 0.5}, {"epsilon": 0.0},
+    {"restart_probability": 0.15}, {"restart_probability": 0.3}, {"restart_probability": 0.7},
     {"fact_top_k": 2}, {"fact_top_k": 10}, {"fact_top_k": 20},
 ]  # fmt: skip
 
 
-def ensure(memory: Memory, corpora: list[Path]) -> dict[str, Any]:
-    docs = [d for c in corpora for d in load_path(c)]
-    report = memory.ingest(docs)
+def ingest(memory: Memory, docs: list[Document]) -> dict[str, Any]:
+    """Ingest (the configured ``gists`` stage runs with it); skips what the namespace already has."""
     t0 = time.perf_counter()
-    stage = GistStage(StageContext(memory.graph, memory.vectors, memory.embedder)).index_namespace()
+    report = memory.ingest(docs)
+    index = memory.index(["gists"])  # chunks a crashed earlier run left without gists
     return {
-        "passages": len(docs), "ingested_now": report.ingested, "ingest_seconds": report.seconds,
-        "stage_chunks_now": stage.chunks, "stage_seconds": time.perf_counter() - t0, "stage_written": stage.written,
-        **memory.stats(),
+        "passages": len(docs), "ingested_now": report.ingested, "skipped": report.skipped,
+        "seconds": time.perf_counter() - t0, "gists_indexed_after": sum(r.chunks for r in index),
     }  # fmt: skip
+
+
+def present(memory: Memory, docs: list[Document]) -> list[str]:
+    """Ids of these documents that the namespace holds."""
+    ids = [d.id for d in docs]
+    return [r["id"] for r in memory.graph.read("traversals/get_documents", ids=ids)]
 
 
 def context(memory: Memory) -> AskContext:
     return AskContext(memory.graph, memory.vectors, memory.embedder, OfflineReranker())
 
 
-def snapshot_costs(memory: Memory) -> dict[str, float]:
-    """A from-scratch snapshot build (what a refresh costs) and the per-question freshness check."""
-    fresh = SnapshotCache()
+def snapshot_numbers(snapshot: WalkSnapshot) -> dict[str, Any]:
+    return {
+        "nodes": snapshot.size, "entities": snapshot.entities, "chunks": len(snapshot.chunk_ids),
+        "edges": snapshot.edges, "export_and_matrix_ms": snapshot.build_seconds * 1000,
+    }  # fmt: skip
+
+
+def snapshot_build(memory: Memory) -> dict[str, Any]:
+    """A from-scratch snapshot build, and the per-question freshness check."""
     t0 = time.perf_counter()
-    snapshot, _ = fresh.current(memory.graph, memory.vectors, memory.embedder.dim)
+    snapshot, _ = SnapshotCache().current(memory.graph, memory.vectors, memory.embedder.dim)
     build = time.perf_counter() - t0
     checks = []
     for _ in range(20):
@@ -82,17 +112,23 @@ def snapshot_costs(memory: Memory) -> dict[str, float]:
         read_fingerprint(memory.graph)
         checks.append(time.perf_counter() - t0)
     return {
-        "build_ms": build * 1000, "export_and_matrix_ms": snapshot.build_seconds * 1000,
-        "fingerprint_check_ms": median(checks) * 1000, "nodes": snapshot.size, "edges": snapshot.edges,
-        "entities": snapshot.entities, "chunks": len(snapshot.chunk_ids),
+        "build_ms": build * 1000,
+        "fingerprint_check_ms": median(checks) * 1000,
+        **snapshot_numbers(snapshot),
+    }
+
+
+def first_ask(strategy: DiffusionStrategy, question: str) -> dict[str, Any]:
+    """The first question after a memory change: snapshot refresh and N/A calibration, timed apart."""
+    t0 = time.perf_counter()
+    result = strategy.ask(question)
+    return {
+        "first_question_ms": (time.perf_counter() - t0) * 1000, "snapshot_rebuilt": result.details.snapshot["rebuilt"],
+        "snapshot_refresh_ms": result.timings["snapshot"] * 1000,
     }  # fmt: skip
 
 
-def latency(memory: Memory, questions: list[dict], repeat: int) -> dict[str, Any]:
-    strategy = DiffusionStrategy(context(memory))
-    t0 = time.perf_counter()
-    strategy.ask(questions[0]["question"])  # builds the snapshot and calibrates the N/A threshold
-    first = time.perf_counter() - t0
+def latency(strategy: DiffusionStrategy, questions: list[dict], repeat: int) -> dict[str, Any]:
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
     splits = 0
@@ -106,8 +142,9 @@ def latency(memory: Memory, questions: list[dict], repeat: int) -> dict[str, Any
                 stages.setdefault(key, []).append(value * 1000)
             for walk in result.details.walks:
                 stages.setdefault("walk", []).append(walk["ms"])
+                stages.setdefault("walk_iterations", []).append(walk["iterations"])
     return {
-        "first_question_ms": first * 1000, "runs": len(latencies), "split_questions": splits,
+        "runs": len(latencies), "split_questions": splits,
         "p50_ms": median(latencies), "p95_ms": percentile(latencies, 95),
         "stage_median_ms": {k: median(v) for k, v in stages.items()},
     }  # fmt: skip
@@ -123,10 +160,9 @@ def quality(memory: Memory, dataset: Path) -> list[dict[str, Any]]:
         EvalRunner(DiffusionStrategy(ctx), "offline"),
     ]
     rows = summarize(run_eval(runners, items))
-    for row, runner in zip(rows, runners, strict=True):
-        row["strategy"] = (
-            f"{runner.name} ({runner.decomposition} decomposition)" if runner.name == "chain" else runner.name
-        )
+    for row in rows:
+        if row["strategy"] == "chain":
+            row["strategy"] = "chain (gold decomposition)"
     for change in ABLATION:
         strategy = DiffusionStrategy(ctx, DiffusionRecipe(**change))
         row = summarize(run_eval([EvalRunner(strategy, "offline")], items))[0]
@@ -146,65 +182,114 @@ def print_quality(rows: list[dict[str, Any]]) -> None:
               f"{pct(r['answer_in_evidence'])} | {r['evidence_tokens_mean']:.0f} | {r['latency_p50_ms']:.0f} |")  # fmt: skip
 
 
-def settings_b(settings: Settings, server: LocalNeo4j, home: Path | None) -> Settings:
-    """The settings of memory B: the same Neo4j, and its own data home (vector store) if one is given."""
-    if home is None:
+def measure(
+    memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int
+) -> dict[str, Any]:
+    """One memory: the first question (which refreshes the snapshot if memory changed), then the timed run."""
+    phase = first_ask(strategy, questions[0]["question"])
+    snapshot, _ = strategy.snapshots.current(memory.graph, memory.vectors, memory.embedder.dim)
+    phase["snapshot"] = snapshot_numbers(snapshot)
+    phase.update(latency(strategy, questions, repeat))
+    return phase
+
+
+def bench_memory_settings(vector_home: Path | None) -> Settings:
+    """The benchmark settings; with ``vector_home``, that folder for the vector store, the home's Neo4j."""
+    settings = bench_settings()
+    if vector_home is None:
         return settings
-    update: dict[str, Any] = {"home": home}
-    if settings.uses_local_neo4j:
-        update.update({"neo4j_uri": server.bolt_uri, "neo4j_password": SecretStr(server.password())})
-    return settings.model_copy(update=update)
+    server = LocalNeo4j(settings)
+    server.start()
+    return settings.model_copy(update={
+        "home": vector_home, "neo4j_uri": server.bolt_uri, "neo4j_password": SecretStr(server.password()),
+    })  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--namespace", default="bench-diffusion")
+    parser.add_argument("--vector-home", type=Path, help="own folder for this memory's vector store")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--skip-2wiki", action="store_true")
-    parser.add_argument(
-        "--quality", action="store_true", help="also run the MuSiQue quality table and ablation"
-    )
-    parser.add_argument(
-        "--home-b", type=Path,
-        help="data home of the MuSiQue+2Wiki memory (default: the benchmark home); lets its long ingest run apart",
-    )  # fmt: skip
+    parser.add_argument("--skip-2wiki", action="store_true", help="only the MuSiQue memory")
+    parser.add_argument("--quality", action="store_true", help="also the MuSiQue quality table and ablation")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    os.environ.setdefault("ENGRAMDB_STAGES", '["gists"]')  # the stage diffusion needs, and only it
     settings = bench_settings()
-    musique = SHARED / "data" / "musique" / "corpus.json"
-    wiki = SHARED / "data" / "2wiki" / "corpus.json"
+    musique_docs = load_path(SHARED / "data" / "musique" / "corpus.json")
+    musique_ids = {d.id for d in musique_docs}
+    wiki_docs = [d for d in load_path(SHARED / "data" / "2wiki" / "corpus.json") if d.id not in musique_ids]
     dataset = SHARED / "data" / "musique" / "questions.json"
     questions = json.loads(dataset.read_text())
-    results: dict[str, Any] = {}
-    with local_neo4j(settings) as server:
-        with Memory("bench-musique", settings) as memory:
-            results["musique"] = {"memory": ensure(memory, [musique]), "snapshot": snapshot_costs(memory),
-                                  **latency(memory, questions, args.repeat)}  # fmt: skip
-            if args.quality:
-                results["quality"] = quality(memory, dataset)
-        if not args.skip_2wiki:
-            with Memory("bench-musique-2wiki", settings_b(settings, server, args.home_b)) as memory:
-                results["musique+2wiki"] = {"memory": ensure(memory, [musique, wiki]), "snapshot": snapshot_costs(memory),
-                                            **latency(memory, questions, args.repeat)}  # fmt: skip
+    results: dict[str, Any] = {"namespace": args.namespace}
+
+    def save() -> None:
+        if args.out:
+            args.out.write_text(json.dumps(results, indent=2, default=str))
+
+    def log(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+    with local_neo4j(settings), Memory(args.namespace, bench_memory_settings(args.vector_home)) as memory:
+        results["ingest_musique"] = ingest(memory, musique_docs)
+        results["snapshot_build"] = snapshot_build(memory)
+        strategy = DiffusionStrategy(context(memory))
+        wiki_present = len(present(memory, wiki_docs))
+        if args.quality:
+            if wiki_present:
+                raise SystemExit("--quality needs the MuSiQue memory alone: run once without it first")
+            results["quality"] = quality(memory, dataset)
+            save()
+        if wiki_present and not args.skip_2wiki:
+            log(f"{wiki_present} 2Wiki passages present: measuring MuSiQue + 2Wiki, then deleting them")
+            results["ingest_2wiki"] = ingest(memory, wiki_docs)  # completes a crashed earlier ingest, if any
+            results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat)
+            save()
+            t0 = time.perf_counter()
+            memory.delete_many(present(memory, wiki_docs))
+            results["delete_2wiki"] = {"documents": wiki_present, "seconds": time.perf_counter() - t0}
+            log(f"deleted in {results['delete_2wiki']['seconds']:.0f} s")
+            results["musique"] = measure(memory, strategy, questions, args.repeat)
+        else:
+            if wiki_present:
+                log(f"--skip-2wiki: deleting the {wiki_present} 2Wiki passages a previous run left")
+                memory.delete_many(present(memory, wiki_docs))
+            results["musique"] = measure(memory, strategy, questions, args.repeat)
+            save()
+            if not args.skip_2wiki:
+                log(f"ingesting {len(wiki_docs)} 2Wiki passages into {args.namespace} ...")
+                results["ingest_2wiki"] = ingest(memory, wiki_docs)
+                log(f"ingested in {results['ingest_2wiki']['seconds']:.0f} s")
+                results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat)
+        if "musique+2wiki" in results:
+            results["p50_ratio"] = results["musique+2wiki"]["p50_ms"] / results["musique"]["p50_ms"]
+        save()
+    report(results)
+
+
+def report(results: dict[str, Any]) -> None:
+    b = results["snapshot_build"]
+    print(f"snapshot build from scratch (MuSiQue memory at start): {b['build_ms']:.0f} ms "
+          f"(export+matrix {b['export_and_matrix_ms']:.0f} ms); freshness check {b['fingerprint_check_ms']:.1f} ms")  # fmt: skip
     for name in ("musique", "musique+2wiki"):
         if name not in results:
             continue
-        r, m, s = results[name], results[name]["memory"], results[name]["snapshot"]
-        print(f"{name}: {m['documents']} passages, {s['entities']} entities, {s['edges']} walk edges -> "
-              f"p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms over {r['runs']} asks "
-              f"({r['split_questions']} split); first question {r['first_question_ms']:.0f} ms")  # fmt: skip
-        print(f"   snapshot: build {s['build_ms']:.0f} ms (export+matrix {s['export_and_matrix_ms']:.0f} ms), "
-              f"freshness check {s['fingerprint_check_ms']:.1f} ms per question")  # fmt: skip
+        r, s = results[name], results[name]["snapshot"]
+        print(f"{name}: {s['chunks']} passages, {s['entities']} entities, {s['edges']} walk edges -> "
+              f"p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms over {r['runs']} asks ({r['split_questions']} split)")  # fmt: skip
+        print(f"   first question {r['first_question_ms']:.0f} ms; snapshot "
+              f"{'refreshed in ' + format(r['snapshot_refresh_ms'], '.0f') + ' ms' if r['snapshot_rebuilt'] else 'reused'}")  # fmt: skip
         print("   stage medians (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_median_ms"].items()))
-    if "musique+2wiki" in results:
-        ratio = results["musique+2wiki"]["p50_ms"] / results["musique"]["p50_ms"]
-        results["p50_ratio"] = ratio
-        print(f"p50 ratio (MuSiQue+2Wiki / MuSiQue): {ratio:.2f}x")
+    if "p50_ratio" in results:
+        print(f"p50 ratio (MuSiQue + 2Wiki) / MuSiQue, same namespace, one run: {results['p50_ratio']:.2f}x")
+    for key in ("ingest_musique", "ingest_2wiki", "delete_2wiki"):
+        if key in results:
+            print(f"{key}: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in results[key].items()))  # fmt: skip
     if "quality" in results:
         print_quality(results["quality"])
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2, default=str))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,23 @@ Per question (or per parallel sub-question):
    similarity × ``1 + α(1 − e^{−βc})`` ÷ ``max(1, chunks mentioning it)``
    (:mod:`engramdb.retrieval.diffusion_math`).
 4. **Walk** — random walk with restart on the passage–entity graph (entities
-   and chunks; MENTIONS edges and one edge per fact between the entities it
-   links), ``P`` column-normalised, iterated with ``scipy.sparse`` until the L1
-   change is below the tolerance.
+   and chunks; MENTIONS edges, a link from each passage to the entity its
+   title names, one edge per fact between the entities it links, and synonym
+   edges between entities sharing a name or an alias: :func:`walk_graph`),
+   ``P`` column-normalised, iterated with ``scipy.sparse`` until the L1 change
+   is below the tolerance. CogitoRAG writes the update as ``(1−γ)·Wᵀπ + γπ₀``
+   with a "column-normalised" ``W``; read literally (``Wᵀ`` of a
+   column-stochastic ``W``, i.e. a row-stochastic operator) a node takes the
+   *average* of its neighbours' mass and mass is not conserved. We use the
+   walk the paper describes in words and HippoRAG 2 runs (personalised
+   PageRank): each node hands its mass out evenly to its neighbours, ``P·π``
+   with ``P`` column-stochastic, so ``W`` there is the row-stochastic
+   transition matrix and ``Wᵀ = P``. (Measured on MuSiQue dev, the literal
+   reading ranks worse at every ε, γ and K tried.)
 5. **CogniRank** — ``ε·minmax(walk score) + (1−ε)·minmax(cosine)`` over every
-   passage of the namespace; top 5, or 2+2+1 with two sub-questions.
+   passage of the namespace (the candidate set is all of them: the walk
+   reaches passages dense search ranks low, which is the point); top 5, or
+   2+2+1 with two sub-questions.
 6. **Evidence** — each passage (kind ``passage``) is followed by its gist as an
    evidence item of its own (kind ``gist``, ``metadata["passage_id"]`` pointing
    back). Separate items, because the reader is given both and the token count
@@ -39,7 +51,8 @@ far longer than the walk, so each (driver, vector store, namespace) keeps one
 :class:`WalkSnapshot`: the sparse transition matrix, the node ids and the
 passages' vectors (so the dense half of CogniRank is one matrix–vector product
 over every passage, exact, instead of a second search). It is built by one
-Cypher export (``diffusion/export_walk_graph``) plus one vector read. Before
+Cypher export (``diffusion/export_walk_graph``) plus one vector read; the
+dense half is computed without BLAS (:func:`passage_similarity`). Before
 each question, ``diffusion/memory_fingerprint`` (count of Document nodes and
 their latest ``updated_at``, a read of Document nodes only) says whether it is
 stale. Why documents: ingest stamps ``updated_at`` on every document it writes,
@@ -69,6 +82,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from engramdb.ingestion.gists import FACT_COLLECTION, GIST_COLLECTION
+from engramdb.ingestion.reconcile import normalize_name
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.platform.vectors import VectorStore
@@ -93,10 +107,10 @@ from engramdb.retrieval.diffusion_math import (
     top_indices,
     transition_matrix,
 )
-from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.evidence import evidence_tokens
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
-from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
+from engramdb.retrieval.results import NA, AskResult, Citation, Details, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 #: Entities and facts shown in the details (and under ``--trace``) per sub-question.
@@ -144,6 +158,7 @@ class WalkSnapshot:
     chunk_vectors: np.ndarray  # (chunks, dim) float32, unit rows; zeros for a passage without a vector
     edges: int
     build_seconds: float
+    edge_kinds: dict[str, int] = field(default_factory=dict)
     entity_index: dict[str, int] = field(default_factory=dict)
     chunk_index: dict[str, int] = field(default_factory=dict)
     na_thresholds: dict[tuple[Any, ...], float] = field(default_factory=dict)  # per (reranker, recipe knobs)
@@ -167,6 +182,98 @@ def read_fingerprint(graph: Graph) -> tuple[int, str | None]:
     return int(row["documents"]), row["updated_at"]
 
 
+_DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_keys(title: str) -> set[str]:
+    """Normalised names a document title gives its topic: the title, and without a trailing
+    disambiguator ("Brand (play)" → "brand")."""
+    keys = {normalize_name(title), normalize_name(_DISAMBIGUATOR.sub("", title))}
+    return {k for k in keys if k}
+
+
+@dataclass
+class WalkGraph:
+    """The walk graph's edges as ``(node, node, weight)`` and how many of each kind there are."""
+
+    edges: list[tuple[int, int, float]]
+    chunk_counts: np.ndarray  # per entity: chunks linked to it (mentions and title links)
+    kinds: dict[str, int]
+
+
+def walk_graph(
+    entity_ids: Sequence[str],
+    entity_keys: Sequence[str],
+    chunk_ids: Sequence[str],
+    chunk_titles: Sequence[str],
+    mentions: Sequence[Sequence[str]],
+    facts: Sequence[Sequence[str]],
+    aliases: Sequence[Sequence[str]] = (),
+) -> WalkGraph:
+    """The passage–entity graph: entities are nodes ``0..E-1``, chunks ``E..E+C-1``.
+
+    * **mentions**: chunk–entity, one per MENTIONS relationship;
+    * **titles**: chunk–entity for the entity its document title names (same
+      normalised name, with or without a trailing disambiguator), when the
+      chunk does not already mention it. A passage is about its title even when
+      extraction did not pick the title out of the text (the "Somalia" passage
+      rarely says "Somalia"); without this link the walk cannot reach the page
+      of an entity that other passages lead to;
+    * **facts**: entity–entity, each pair of entities taking part in one verb phrase;
+    * **same name**: entity–entity between nodes with the same normalised name
+      that reconciliation kept apart (it refuses merges across entity types,
+      right for identity but too strict for association: "Kassel" the city and
+      "Kassel" typed otherwise in another passage), and between an entity and
+      the node named by a multi-word alias one of its mentions gave it
+      ("American" known as "United States"; one-word aliases are too ambiguous
+      across documents, as in reconciliation). ``aliases`` are
+      ``[entity id, alias key, ...]`` per mention. The exact-name subset of
+      HippoRAG 2's synonym edges.
+    """
+    entity_index = {e: i for i, e in enumerate(entity_ids)}
+    base = len(entity_ids)
+    chunk_index = {c: base + i for i, c in enumerate(chunk_ids)}
+    by_key: dict[str, list[int]] = {}
+    for i, key in enumerate(entity_keys):
+        if key:
+            by_key.setdefault(key, []).append(i)
+    edges: list[tuple[int, int, float]] = []
+    chunk_counts = np.zeros(len(entity_ids), dtype=np.int64)
+    linked: set[tuple[int, int]] = set()
+    for chunk_id, entity_id in mentions:
+        c, e = chunk_index.get(chunk_id), entity_index.get(entity_id)
+        if c is not None and e is not None and (e, c) not in linked:
+            linked.add((e, c))
+            edges.append((e, c, 1.0))
+            chunk_counts[e] += 1
+    kinds = {"mentions": len(edges)}
+    for chunk_id, title in zip(chunk_ids, chunk_titles, strict=True):
+        c = chunk_index[chunk_id]
+        for e in {e for key in title_keys(title or "") for e in by_key.get(key, ())}:
+            if (e, c) not in linked:
+                linked.add((e, c))
+                edges.append((e, c, 1.0))
+                chunk_counts[e] += 1
+    kinds["titles"] = len(edges) - kinds["mentions"]
+    for members in facts:
+        nodes = sorted({entity_index[m] for m in members if m in entity_index})
+        edges.extend((a, b, 1.0) for i, a in enumerate(nodes) for b in nodes[i + 1 :])
+    kinds["facts"] = len(edges) - kinds["mentions"] - kinds["titles"]
+    synonyms: set[tuple[int, int]] = set()
+    for nodes in by_key.values():
+        synonyms.update((a, b) for i, a in enumerate(nodes) for b in nodes[i + 1 :])
+    for entity_id, *keys in aliases:
+        a = entity_index.get(entity_id)
+        if a is None:
+            continue
+        for key in keys:
+            if " " in key:
+                synonyms.update((min(a, b), max(a, b)) for b in by_key.get(key, ()) if b != a)
+    edges.extend((a, b, 1.0) for a, b in sorted(synonyms))
+    kinds["synonyms"] = len(synonyms)
+    return WalkGraph(edges, chunk_counts, kinds)
+
+
 def build_snapshot(
     graph: Graph, vectors: VectorStore, dim: int, fingerprint: tuple[int, str | None]
 ) -> WalkSnapshot:
@@ -175,18 +282,15 @@ def build_snapshot(
     row = graph.read("diffusion/export_walk_graph")[0]
     entity_ids: list[str] = row["entity_ids"]
     chunk_ids: list[str] = row["chunk_ids"]
-    entity_index = {e: i for i, e in enumerate(entity_ids)}
-    chunk_index = {c: len(entity_ids) + i for i, c in enumerate(chunk_ids)}
-    edges: list[tuple[int, int, float]] = []
-    chunk_counts = np.zeros(len(entity_ids), dtype=np.int64)
-    for chunk_id, entity_id in row["mentions"]:
-        c, e = chunk_index.get(chunk_id), entity_index.get(entity_id)
-        if c is not None and e is not None:
-            edges.append((e, c, 1.0))
-            chunk_counts[e] += 1
-    for members in row["facts"]:
-        nodes = sorted({entity_index[m] for m in members if m in entity_index})
-        edges.extend((a, b, 1.0) for i, a in enumerate(nodes) for b in nodes[i + 1 :])
+    built = walk_graph(
+        entity_ids,
+        row["entity_keys"],
+        chunk_ids,
+        row["chunk_titles"],
+        row["mentions"],
+        row["facts"],
+        [a for a in row["aliases"] if a],
+    )
     size = len(entity_ids) + len(chunk_ids)
     stored = vectors.get_vectors(CHUNK_COLLECTION, graph.namespace, chunk_ids) if chunk_ids else {}
     chunk_vectors = np.zeros((len(chunk_ids), dim), dtype=np.float32)
@@ -195,8 +299,9 @@ def build_snapshot(
             chunk_vectors[i] = stored[chunk_id]
     return WalkSnapshot(
         fingerprint=fingerprint, entity_ids=entity_ids, entity_names=row["entity_names"], chunk_ids=chunk_ids,
-        chunk_counts=chunk_counts, transition=transition_matrix(size, edges), chunk_vectors=chunk_vectors,
-        edges=len(edges), build_seconds=time.perf_counter() - started,
+        chunk_counts=built.chunk_counts, transition=transition_matrix(size, built.edges),
+        chunk_vectors=chunk_vectors, edges=len(built.edges), edge_kinds=built.kinds,
+        build_seconds=time.perf_counter() - started,
     )  # fmt: skip
 
 
@@ -255,10 +360,11 @@ def render_diffusion(console: Console, details: Details) -> None:
     assert isinstance(details, DiffusionDetails)
     snap = details.snapshot
     console.rule("diffusion")
+    kinds = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in snap.get("edge_kinds", {}).items())
     console.print(
         f"[dim]walk graph: {snap.get('entities', 0)} entities, {snap.get('chunks', 0)} passages, "
-        f"{snap.get('edges', 0)} edges ({'rebuilt' if snap.get('rebuilt') else 'cached'}, "
-        f"built in {snap.get('build_ms', 0.0):.0f} ms)[/]",
+        f"{snap.get('edges', 0)} edges{f' ({kinds})' if kinds else ''}; "
+        f"{'rebuilt' if snap.get('rebuilt') else 'cached'}, built in {snap.get('build_ms', 0.0):.0f} ms[/]",
         highlight=False,
     )
     for walk in details.walks:
@@ -293,6 +399,17 @@ def render_diffusion(console: Console, details: Details) -> None:
 
 
 # --------------------------------------------------------------------------- ranking
+
+
+def passage_similarity(passage_vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Cosine of ``vector`` with every passage (unit rows), computed without BLAS.
+
+    ``einsum`` runs numpy's own single-threaded loop. A BLAS matrix–vector
+    product spreads this small product over threads, and on a busy machine
+    those threads wait for cores: measured here 1 ms alone, 10–30 ms under
+    load, for the same 1,890 × 384 product.
+    """
+    return np.einsum("ij,j->i", passage_vectors, vector.astype(passage_vectors.dtype, copy=False))
 
 
 @dataclass
@@ -396,11 +513,14 @@ class DiffusionStrategy(AskStrategy):
         selected = self._select(rankings, snapshot)
         t0 = time.perf_counter()
         rows = (
-            self.context.graph.read("diffusion/passages_with_gists", ids=[c for c, _ in selected])
+            self.context.graph.read(
+                "diffusion/passages_with_gists", ids=[c for c, _ in selected], with_qa=self.answerer is None
+            )
             if selected
             else []
         )
         evidence = paired_evidence(rows, dict(selected))
+        cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
             notes.append("these passages have no gists yet: run the 'gists' memory stage")
         timings["evidence"] = time.perf_counter() - t0
@@ -408,11 +528,8 @@ class DiffusionStrategy(AskStrategy):
             rankings, selected, snapshot, rebuilt, {r["chunk_id"]: r["title"] for r in rows}
         )
         t0 = time.perf_counter()
-        answer, answered_by = self._answer(question, rankings, evidence, snapshot, details)
+        answer, answered_by = self._answer(question, rankings, evidence, rows, snapshot, details)
         timings["answer"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        cited = citations(self.context.graph, evidence)
-        timings["citations"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
         return AskResult(
             question=question, answer=answer, evidence=evidence, citations=cited,
@@ -433,15 +550,14 @@ class DiffusionStrategy(AskStrategy):
             return make_decomposition(given).sequences, "given"
         if not self.recipe.split:
             return ((question,),), ""
+        if isinstance(self.decomposer, OfflineDecomposer):
+            return offline_parallel_sequences(self.decomposer, question), "offline"
         try:
             decomp = self.decomposer.decompose(question)
             return decomp.sequences, decomp.source
         except DecompositionError as exc:
-            if isinstance(self.decomposer, OfflineDecomposer):
-                return ((question,),), ""
-            return self.offline_decomposer.decompose(
-                question
-            ).sequences, f"offline (LLM decomposition unusable: {exc})"
+            sequences = offline_parallel_sequences(self.offline_decomposer, question)
+            return sequences, f"offline (LLM decomposition unusable: {exc})"
 
     def _rank(self, query: str, snapshot: WalkSnapshot) -> Ranking:
         r = self.recipe
@@ -471,7 +587,7 @@ class DiffusionStrategy(AskStrategy):
             scores, iterations, change, converged = np.zeros(snapshot.size), 0, 0.0, True
         walk_seconds = time.perf_counter() - t0
         diffusion = scores[snapshot.entities :]
-        dense = snapshot.chunk_vectors @ vector
+        dense = passage_similarity(snapshot.chunk_vectors, vector)
         return Ranking(
             query, vector, facts, activations, scores, iterations, change, converged, walk_seconds,
             diffusion, dense, fuse(diffusion, dense, r.epsilon),
@@ -488,6 +604,7 @@ class DiffusionStrategy(AskStrategy):
         question: str,
         rankings: Sequence[Ranking],
         evidence: Sequence[Evidence],
+        rows: Sequence[dict[str, Any]],
         snapshot: WalkSnapshot,
         details: DiffusionDetails,
     ) -> tuple[str, str]:
@@ -495,10 +612,10 @@ class DiffusionStrategy(AskStrategy):
         best QA pair of the returned passages, N/A below the memory's threshold."""
         if self.answerer is not None:
             return self.answerer.answer_texts(question, [e.text for e in evidence]).text, "llm"
-        chunk_ids = [e.id for e in evidence if e.kind == "passage"]
         vector = rankings[0].vector if len(rankings) == 1 else self.context.embedder.embed_query(question)
         threshold = self._na_threshold(snapshot)
-        best = best_qa_pair(self.context, question, np.asarray(vector), chunk_ids)
+        qa_rows = [qa for row in rows for qa in row["qa"]]
+        best = best_qa_pair(self.context, question, np.asarray(vector), qa_rows)
         details.offline_answer = {"threshold": threshold}
         if best is None:
             return NA, "offline"
@@ -531,7 +648,7 @@ class DiffusionStrategy(AskStrategy):
         details = DiffusionDetails(sub_questions=[rk.sub_question for rk in rankings])
         details.snapshot = {
             "entities": snapshot.entities, "chunks": len(snapshot.chunk_ids), "edges": snapshot.edges,
-            "build_ms": snapshot.build_seconds * 1000, "rebuilt": rebuilt,
+            "edge_kinds": dict(snapshot.edge_kinds), "build_ms": snapshot.build_seconds * 1000, "rebuilt": rebuilt,
         }  # fmt: skip
         for rk in rankings:
             details.walks.append({
@@ -595,9 +712,36 @@ def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) ->
 # --------------------------------------------------------------------------- offline answer
 
 
-def qa_candidates(context: AskContext, vector: np.ndarray, chunk_ids: Sequence[str]) -> list[QACandidate]:
-    """The QA pairs of these chunks, each with its cosine to ``vector`` (stored QA question vectors)."""
-    rows = context.graph.read("diffusion/qa_pairs_of_chunks", chunk_ids=list(chunk_ids)) if chunk_ids else []
+def passage_citations(rows: Sequence[dict[str, Any]], evidence: Sequence[Evidence]) -> list[Citation]:
+    """Each evidence item's chunk → document, from the rows the evidence was read with (no second read)."""
+    documents = {r["chunk_id"]: r for r in rows}
+    out = []
+    for e in evidence:
+        for chunk_id in e.chunk_ids:
+            if (row := documents.get(chunk_id)) is not None:
+                out.append(
+                    Citation(e.id, chunk_id, row["doc_id"], row["doc_title"] or "", row["source"] or "")
+                )
+    return out
+
+
+def group_qa_rows(qa_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per QA pair from one row per (QA pair, answer entity), answers collected in order."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for r in qa_rows:
+        row = grouped.setdefault(r["qa_id"], {**r, "answer_ids": [], "answer_names": [], "answer_types": []})
+        row["answer_ids"].append(r["answer_id"])
+        row["answer_names"].append(r["answer_name"])
+        row["answer_types"].append(r["answer_type"])
+    return sorted(grouped.values(), key=lambda r: (r["chunk_id"], r["qa_id"]))
+
+
+def qa_candidates(
+    context: AskContext, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
+) -> list[QACandidate]:
+    """The QA pairs of some passages (rows of ``passages_with_gists``' ``qa``), each with its
+    cosine to ``vector`` (stored QA question vectors)."""
+    rows = group_qa_rows(qa_rows)
     stored = (
         context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
         if rows
@@ -617,10 +761,10 @@ def qa_candidates(context: AskContext, vector: np.ndarray, chunk_ids: Sequence[s
 
 
 def best_qa_pair(
-    context: AskContext, question: str, vector: np.ndarray, chunk_ids: Sequence[str]
+    context: AskContext, question: str, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
 ) -> tuple[QACandidate, float] | None:
     """The QA pair of the top passages that the reranker scores best against the question."""
-    scored = context.reranker.score(question, qa_candidates(context, vector, chunk_ids))
+    scored = context.reranker.score(question, qa_candidates(context, vector, qa_rows))
     return (scored[0].qa, float(scored[0].score)) if scored else None
 
 

@@ -36,7 +36,8 @@ def write_report(
                                         indent=2, default=str))  # fmt: skip
     lines = [f"# engramdb eval — {meta.get('dataset', '')}", "", _describe(meta), "", markdown_table(summary), "",
              "ans∈evid: share of answerable questions whose gold answer (or an alias) appears in the evidence "
-             "given to the reader. tokens: mean evidence size (WordPiece tokens).", ""]  # fmt: skip
+             "given to the reader. tokens: mean evidence size (WordPiece tokens). name@k: a passage baseline "
+             "at top-k (its plain name is its own top-k, 5 by default); compare strategies at equal tokens.", ""]  # fmt: skip
     paths.update(_plots(out_dir, summary, records))
     lines += [f"![{name}]({path.name})" for name, path in paths.items() if path.suffix == ".png"]
     paths["markdown"].write_text("\n".join(lines) + "\n")
@@ -48,6 +49,18 @@ def _describe(meta: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def token_curves(summary: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Summary rows grouped by strategy family, each group ordered by evidence tokens.
+
+    A passage baseline run at several budgets is one family with several rows
+    (one curve); every other strategy is a family of one row (one point).
+    """
+    families: dict[str, list[dict[str, Any]]] = {}
+    for row in summary:
+        families.setdefault(str(row.get("family") or row["strategy"]), []).append(row)
+    return {name: sorted(rows, key=lambda r: r["evidence_tokens_mean"]) for name, rows in families.items()}
+
+
 def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Record]) -> dict[str, Path]:
     import matplotlib
 
@@ -55,19 +68,30 @@ def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Recor
     import matplotlib.pyplot as plt
 
     paths: dict[str, Path] = {}
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for row in summary:
-        quality = row["answer_in_evidence"] or 0.0
-        ax.scatter(row["evidence_tokens_mean"], quality * 100, s=80)
-        ax.annotate(str(row["strategy"]), (row["evidence_tokens_mean"], quality * 100), textcoords="offset points",
-                    xytext=(6, 6))  # fmt: skip
-        if row.get("f1") is not None:
-            ax.scatter(row["evidence_tokens_mean"], row["f1"] * 100, marker="x", color="black")
+    fig, ax = plt.subplots(figsize=(7.2, 4.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for n, (family, rows) in enumerate(token_curves(summary).items()):
+        color = colors[n % len(colors)]
+        tokens = [r["evidence_tokens_mean"] for r in rows]
+        quality = [100 * (r["answer_in_evidence"] or 0.0) for r in rows]
+        if len(rows) > 1:  # a passage baseline at several budgets: a curve, each point marked with its k
+            ax.plot(tokens, quality, "-o", color=color, markersize=5, label=f"{family} (top-k)")
+            for row, x, y in zip(rows, tokens, quality, strict=True):
+                ax.annotate(f"{row['budget']}", (x, y), textcoords="offset points", xytext=(4, -11), fontsize=8,
+                            color=color)  # fmt: skip
+        else:
+            ax.scatter(tokens, quality, s=80, color=color, label=family, zorder=3)
+            ax.annotate(family, (tokens[0], quality[0]), textcoords="offset points", xytext=(6, 6))
+        f1 = [(x, 100 * r["f1"]) for r, x in zip(rows, tokens, strict=True) if r.get("f1") is not None]
+        if f1:
+            ax.plot(*zip(*f1, strict=True), "--x" if len(f1) > 1 else "x", color=color, markersize=7)
     ax.set_xlabel("evidence tokens per question (mean)")
-    ax.set_ylabel("% of questions (dot: answer in evidence, x: F1)")
-    ax.set_title("Quality against evidence size")
+    ax.set_ylabel("% of questions (●: answer in evidence, ×: F1)")
+    ax.set_title("Quality against evidence size (baselines at top-1, 2, 3, 5)")
     ax.set_ylim(0, 100)
+    ax.set_xlim(left=0)
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
     paths["quality_vs_tokens"] = out_dir / "quality_vs_tokens.png"
     fig.tight_layout()
     fig.savefig(paths["quality_vs_tokens"], dpi=120)
@@ -76,7 +100,7 @@ def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Recor
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     names = [str(row["strategy"]) for row in summary]
     ax.boxplot([[r.latency_ms for r in records if r.strategy == n] for n in names], showfliers=True)
-    ax.set_xticks(range(1, len(names) + 1), names)
+    ax.set_xticks(range(1, len(names) + 1), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("latency per question (ms)")
     ax.set_title("Latency distribution")
     ax.grid(alpha=0.3, axis="y")

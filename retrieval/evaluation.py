@@ -8,6 +8,16 @@ recall@2/@5 of the gold supporting passages, whether a gold answer appears in
 the evidence, evidence tokens and latency; for unanswerable items, whether the
 strategy refused (N/A). A retrieval-only strategy (offline baselines) has no
 answer, so only its retrieval columns are filled.
+
+Equal budgets. Strategies hand the reader very different amounts of evidence
+(a few QA pairs, five passages, five passages plus their gists), and more
+evidence buys answer-in-evidence. So the passage baselines are measured at
+several budgets (:data:`PASSAGE_BUDGETS`: top 1, 2, 3 and their own top-k,
+5 by default): each budget is a real run of the strategy with that ``top_k``,
+reported as ``dense@1`` … with the recipe's own budget keeping the plain name.
+Their rows form quality-against-tokens curves in the report
+(:mod:`engramdb.retrieval.eval_report`), so any strategy can be read against
+a baseline given the same number of evidence tokens.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from engramdb.platform.errors import InputError
 from engramdb.retrieval.decomposition import Decomposition, from_musique
 from engramdb.retrieval.eval_data import EvalItem
 from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, percentile, recall_at_k
+from engramdb.retrieval.passage_strategies import PassageStrategy
 from engramdb.retrieval.results import NA, AskResult
 from engramdb.retrieval.strategy import AskStrategy
 
@@ -29,16 +40,29 @@ from engramdb.retrieval.strategy import AskStrategy
 DECOMPOSITION_MODES = ("gold", "llm", "offline")
 
 
+#: Passage budgets (top-k) at which the passage baselines are also run, besides their own top_k.
+PASSAGE_BUDGETS: tuple[int, ...] = (1, 2, 3, 5)
+
+
 @dataclass
 class EvalRunner:
-    """One strategy as the evaluation runs it: with gold sub-questions when ``decomposition`` is ``gold``."""
+    """One strategy as the evaluation runs it: with gold sub-questions when ``decomposition`` is ``gold``.
+
+    ``label`` names its rows when several runners share a strategy (``dense@2``).
+    """
 
     strategy: AskStrategy
     decomposition: str = "offline"
+    label: str | None = None
 
     @property
     def name(self) -> str:
-        return self.strategy.name
+        return self.label or self.strategy.name
+
+    @property
+    def budget(self) -> int | None:
+        """Passages a passage baseline returns; None for strategies whose evidence size is their own."""
+        return self.strategy.recipe.top_k if isinstance(self.strategy, PassageStrategy) else None
 
     def _decomposition(self, item: EvalItem) -> Decomposition | None:
         if self.decomposition != "gold":
@@ -71,6 +95,30 @@ class Record:
     latency_ms: float
     evidence: list[str]
     passage_ids: list[str]
+    family: str = ""  # the strategy's registered name (rows of one family at several budgets form a curve)
+    budget: int | None = None  # top-k of a passage baseline
+
+
+def with_budgets(runners: Sequence[EvalRunner], budgets: Sequence[int] = PASSAGE_BUDGETS) -> list[EvalRunner]:
+    """Each runner, preceded for a passage baseline by its runs at the smaller ``budgets``.
+
+    The extra runs are the same strategy class with ``top_k`` set to the budget
+    (a real run each: with an LLM the reader answers from exactly that many
+    passages); budgets at or above the runner's own top_k are skipped, as the
+    runner itself is the largest.
+    """
+    out: list[EvalRunner] = []
+    for runner in runners:
+        own = runner.budget
+        if own is not None and runner.label is None:
+            strategy = runner.strategy
+            for k in sorted(set(budgets)):
+                if k < own:
+                    recipe = strategy.recipe.model_copy(update={"top_k": k})
+                    variant = type(strategy)(strategy.context, recipe)
+                    out.append(EvalRunner(variant, runner.decomposition, f"{strategy.name}@{k}"))
+        out.append(runner)
+    return out
 
 
 def score(runner: EvalRunner, item: EvalItem) -> Record:
@@ -90,16 +138,21 @@ def score(runner: EvalRunner, item: EvalItem) -> Record:
         recall_at_5=recall_at_k(passage_ids, item.supporting_doc_ids, 5) if has_gold_passages else None,
         answer_in_evidence=item.answerable and answer_in_text(item.answers, texts),
         evidence_tokens=result.evidence_tokens, latency_ms=seconds * 1000, evidence=texts,
-        passage_ids=passage_ids,
+        passage_ids=passage_ids, family=runner.strategy.name, budget=runner.budget,
     )  # fmt: skip
 
 
 def run_eval(
-    strategies: Sequence[EvalRunner], items: Sequence[EvalItem], progress: Callable[[int], None] | None = None
+    strategies: Sequence[EvalRunner],
+    items: Sequence[EvalItem],
+    progress: Callable[[int], None] | None = None,
+    budgets: Sequence[int] = PASSAGE_BUDGETS,
 ) -> list[Record]:
+    """Every strategy on every item; passage baselines also at ``budgets`` (``()``: only as given)."""
+    runners = with_budgets(strategies, budgets)
     records: list[Record] = []
     for item in items:
-        for strategy in strategies:
+        for strategy in runners:
             records.append(score(strategy, item))
         if progress:
             progress(1)
@@ -120,7 +173,7 @@ def summarize(records: Sequence[Record]) -> list[dict[str, object]]:
         unanswerable = [r for r in mine if not r.answerable]
         latencies = [r.latency_ms for r in mine]
         rows.append({
-            "strategy": name, "questions": len(mine),
+            "strategy": name, "family": mine[0].family or name, "budget": mine[0].budget, "questions": len(mine),
             "em": _mean([r.em for r in answerable]), "f1": _mean([r.f1 for r in answerable]),
             "recall@2": _mean([r.recall_at_2 for r in answerable]),
             "recall@5": _mean([r.recall_at_5 for r in answerable]),

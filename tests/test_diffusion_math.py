@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from engramdb.retrieval.diffusion import title_keys, walk_graph
 from engramdb.retrieval.diffusion_math import (
     entity_activation,
     frequency_reward,
@@ -137,3 +138,32 @@ def test_reward_is_monotone_and_bounded() -> None:
     values = [float(frequency_reward(c, 2.0, 1.0)) for c in range(10)]
     assert values == sorted(values) and values[-1] < 3.0
     assert math.isclose(values[0], 1.0)
+
+
+def test_walk_graph_links_mentions_titles_facts_and_same_name_entities() -> None:
+    # entities: 0 Kassel (a city), 1 Kassel (typed otherwise, from another passage), 2 Fulda River,
+    # 3 Duke Ferdinand, 4 American, 5 United States, 6 Brand
+    entity_ids = ["kassel", "kassel-org", "fulda", "ferdinand", "american", "usa", "brand"]
+    keys = ["kassel", "kassel", "fulda river", "duke ferdinand", "american", "united states", "brand"]
+    chunk_ids = ["c-kassel", "c-siege", "c-brand"]
+    titles = ["Kassel", "Siege of Cassel (1761)", "Brand (play)"]
+    mentions = [["c-kassel", "fulda"], ["c-kassel", "american"], ["c-siege", "kassel-org"],
+                ["c-siege", "ferdinand"], ["c-siege", "ferdinand"], ["c-brand", "usa"]]  # fmt: skip
+    facts = [["ferdinand", "kassel-org"], ["kassel", "fulda", "american"], ["ghost", "brand"]]
+    aliases = [["american", "united states"], ["fulda", "fulda"], ["usa", "us"], ["missing", "american"]]
+    graph = walk_graph(entity_ids, keys, chunk_ids, titles, mentions, facts, aliases)
+    e = {name: i for i, name in enumerate(entity_ids)}
+    c = {name: len(entity_ids) + i for i, name in enumerate(chunk_ids)}
+    pairs = {frozenset((u, v)) for u, v, _ in graph.edges}
+    # a duplicated MENTIONS counts once; the title names "Kassel" (not mentioned there yet) and
+    # "Brand" once its disambiguator is dropped; "Siege of Cassel" names no entity
+    assert graph.kinds == {"mentions": 5, "titles": 3, "facts": 4, "synonyms": 2}
+    assert {frozenset((e["kassel"], c["c-kassel"])), frozenset((e["kassel-org"], c["c-kassel"])),
+            frozenset((e["brand"], c["c-brand"]))} <= pairs  # fmt: skip
+    assert frozenset((e["kassel"], e["kassel-org"])) in pairs  # same name, kept apart by reconciliation
+    assert frozenset((e["american"], e["usa"])) in pairs  # a multi-word alias names another node
+    assert list(graph.chunk_counts) == [1, 2, 1, 1, 1, 1, 1]  # mentions and title links per entity
+    p = transition_matrix(len(entity_ids) + len(chunk_ids), graph.edges).toarray()
+    assert np.allclose(p.sum(axis=0), 1.0)  # every node has an edge: the matrix is column-stochastic
+    assert title_keys("Siege of Cassel (1761)") == {"siege of cassel 1761", "siege of cassel"}
+    assert title_keys("") == set()
