@@ -199,6 +199,19 @@ class ClusterStage(MemoryStage):
     def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
         self.last_delete = self.grow((), chunk_ids)
 
+    def remove_chunks(self, chunk_ids: Sequence[str]) -> StageReport:
+        """Take chunks out of the hierarchy but keep them in memory (the next run adds them again).
+
+        The same incremental walk as a delete; the chunks lose the stage marker,
+        so they count as not indexed. Benchmarks use it to bring a memory back
+        to where it was before a batch, and to time the removal path.
+        """
+        report = self.grow((), chunk_ids)
+        for start in range(0, len(chunk_ids), READ_SLICE):
+            ids = list(chunk_ids[start : start + READ_SLICE])
+            self.context.graph.write("clusters/unmark_chunks", ids=ids, stage=self.name)
+        return report
+
     def clear(self) -> None:
         """Forget the namespace's whole hierarchy: links, replicas, clusters, their vectors and the markers."""
         graph = self.context.graph
@@ -387,7 +400,7 @@ class ClusterStage(MemoryStage):
                 cosine = float(np.dot(vectors[cid], sibling_vectors[sid]))
                 scored[cid][sid] = edge_score(cosine, True, distance, s.alpha, s.sigma)
         valid = self._indexable(
-            sorted({o for per in scored.values() for o in per} | set(scored)), list(scored)
+            sorted({o for per in scored.values() for o in per} | set(scored)), set(scored)
         )
         return {
             cid: top_neighbours(cid, {o: v for o, v in per.items() if o in valid}, s.k, s.theta)
@@ -538,10 +551,15 @@ class ClusterStage(MemoryStage):
     def _existing_clusters(self, ids: set[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
 
-    def _indexable(self, ids: list[str], batch: list[str]) -> set[str]:
-        """Chunks that can be linked: in the chunk network already, or in this batch."""
-        rows = self._read_slices("clusters/indexable_chunks", ids, marker=self.marker, batch=batch)
-        return {r["id"] for r in rows}
+    def _indexable(self, ids: list[str], batch: set[str]) -> set[str]:
+        """Chunks that can be linked: in the chunk network already, or in this batch.
+
+        A chunk that is ingested but not indexed yet is left out even when it is
+        near: it links when its own batch comes, and until then it is not part
+        of the hierarchy (no replica, no cluster) for any other chunk to point at.
+        """
+        rows = self._read_slices("clusters/indexable_chunks", ids, marker=self.marker)
+        return {r["id"] for r in rows if r["indexed"] or r["id"] in batch}
 
     def _document_chunks(self, doc_ids: set[str]) -> dict[str, list[tuple[str, int]]]:
         out: dict[str, list[tuple[str, int]]] = defaultdict(list)
