@@ -1,12 +1,14 @@
 """Cluster hierarchy (CAM): integrating a new batch into a big memory, against rebuilding it from scratch.
 
     python benchmarks/bench_clusters.py [--sizes 50 200 800] [--repeats 3] [--rebuilds 1] [--out FILE]
+                                        [--namespace NAME] [--base-limit N]
 
-Offline, in namespace ``bench-clusters`` (ingest runs no memory stage here, so
+Offline, in namespace ``bench-clusters`` (``--namespace``; ingest runs no memory stage here, so
 every stage run is one the benchmark starts and times):
 
 1. the 2Wiki corpus (6,119 passages) and as many MuSiQue passages as the
-   biggest batch needs are ingested (skipped when already there; not timed);
+   biggest batch needs are ingested (skipped when already there; not timed;
+   ``--base-limit`` takes only the first N 2Wiki passages, for a quick trial);
 2. **rebuild**: the hierarchy is cleared and built from scratch over the 2Wiki
    chunks, every chunk in one growth step (timed, ``--rebuilds`` times);
 3. **growth**: for each batch size, ``--repeats`` different windows of MuSiQue
@@ -100,11 +102,13 @@ def windows(chunks: Sequence[StageChunk], size: int, repeats: int) -> list[list[
     return [list(chunks[i * step : i * step + size]) for i in range(repeats)]
 
 
-def growth(settings, sizes: list[int], repeats: int, rebuilds: int) -> dict:
-    wiki = load_path(SHARED / "data" / "2wiki" / "corpus.json")
+def growth(
+    settings, namespace: str, sizes: list[int], repeats: int, rebuilds: int, limit: int | None
+) -> dict:
+    wiki = load_path(SHARED / "data" / "2wiki" / "corpus.json")[:limit]
     musique = load_path(SHARED / "data" / "musique" / "corpus.json")
     results: dict = {"sizes": sizes, "repeats": repeats}
-    with Memory(NAMESPACE, settings) as memory:
+    with Memory(namespace, settings) as memory:
         t0 = time.perf_counter()
         memory.ingest(wiki)
         # Enough MuSiQue passages for the biggest batch in a few windows (a passage is about one chunk).
@@ -215,6 +219,8 @@ def main() -> None:
     )
     parser.add_argument("--rebuilds", type=int, default=1, help="Rebuilds from scratch (median reported).")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--namespace", default=NAMESPACE)
+    parser.add_argument("--base-limit", type=int, help="Only the first N 2Wiki passages (a quick trial).")
     args = parser.parse_args()
     if min(args.sizes) < 1 or args.repeats < 1 or args.rebuilds < 1:
         parser.error("sizes, --repeats and --rebuilds must be positive")
@@ -222,7 +228,9 @@ def main() -> None:
     os.environ.setdefault("ENGRAMDB_STAGES", "[]")
     settings = bench_settings()
     with local_neo4j(settings):
-        results = growth(settings, sorted(args.sizes), args.repeats, args.rebuilds)
+        results = growth(
+            settings, args.namespace, sorted(args.sizes), args.repeats, args.rebuilds, args.base_limit
+        )
     print(table(results))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2, default=str))

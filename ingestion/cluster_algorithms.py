@@ -395,6 +395,33 @@ def group_members(
     return out
 
 
+def inter_cluster_links(view: LevelView, groups: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:
+    """Each cluster's links to the other clusters of its level, from its members' links one level down.
+
+    ``view`` is the level below (its nodes carry the cluster labels), ``groups``
+    the members of the clusters to link. Cluster A links to cluster B with the
+    summed weight of the links between a member of A and a member of B (CAM's
+    inter-cluster connections): an upper level connects only what its members
+    connected. A node in both A and B (a bridge, through its replicas) links
+    A and B through its links to either. The weight of A–B is the same whether
+    it is computed from A or from B, so relinking only the clusters that
+    changed keeps the level's network consistent.
+    """
+    groups = {label: list(members) for label, members in groups.items()}
+    view.ensure(m for members in groups.values() for m in members)
+    view.ensure(n for members in groups.values() for m in members for n in view.neighbours(m))
+    out: dict[str, dict[str, float]] = {}
+    for label, members in groups.items():
+        weights: dict[str, float] = defaultdict(float)
+        for member in members:
+            for other, weight in view.neighbours(member).items():
+                for other_label in view.state(other).labels():
+                    if other_label != label:
+                        weights[other_label] += weight
+        out[label] = dict(weights)
+    return out
+
+
 def growth_token(level: int, dirty: Iterable[str], removed: Iterable[str]) -> str:
     """A reproducible id for one growth step of one level (seeds the fresh labels it makes)."""
     digest = hashlib.sha1()

@@ -85,6 +85,7 @@ from engramdb.ingestion.cluster_algorithms import (
     edge_score,
     group_members,
     growth_token,
+    inter_cluster_links,
     top_neighbours,
     update_level,
 )
@@ -422,15 +423,7 @@ class ClusterStage(MemoryStage):
             return {}
         view = below or LevelView(lambda ids: self._load_states(level - 1, ids))
         groups = self._stored_groups(level - 1, clusters)
-        view.ensure(m for members in groups.values() for m in members)
-        view.ensure(n for members in groups.values() for m in members for n in view.neighbours(m))
-        weights: dict[str, dict[str, float]] = {cid: defaultdict(float) for cid in clusters}
-        for cid, members in groups.items():
-            for member in members:
-                for other, weight in view.neighbours(member).items():
-                    for label in view.state(other).labels():
-                        if label != cid:
-                            weights[cid][label] += weight
+        weights = inter_cluster_links(view, {cid: groups.get(cid, []) for cid in clusters})
         targets = sorted({o for per in weights.values() for o in per})
         alive = {r["id"] for r in self._read_slices("clusters/existing_clusters", targets)
                  if not r["dissolved"] and r["level"] == level}  # fmt: skip
