@@ -304,6 +304,9 @@ class LevelChange:
     added_to: dict[str, set[str]]  # label -> nodes that joined that label's group
     left: dict[str, set[str]]  # label -> nodes that left it
     propagation: PropagationResult
+    linked: set[str] = field(
+        default_factory=set
+    )  # nodes (staying) whose links were added, dropped or reweighted
 
     @property
     def changed_labels(self) -> set[str]:
@@ -323,33 +326,50 @@ def update_level(
     """Apply one growth step to a level: edge changes, re-replication of affected nodes, propagation.
 
     ``new_edges`` maps each *dirty* node (new, or whose content changed) to its
-    fresh top-k links; with ``replace_edges`` a dirty node's old links are
-    dropped first (a cluster whose summary changed is re-linked from scratch;
-    a chunk never changes, so its links only accumulate). ``removed`` nodes
-    leave the level. Affected nodes are the dirty ones, every node that gained
-    or lost a link, and the neighbours of removed nodes: exactly the nodes
-    whose ego network can have changed, since every changed link touches one
-    of them.
+    fresh links; with ``replace_edges`` they replace the node's old links (a
+    cluster whose members changed is re-linked; a chunk never changes, so its
+    links only accumulate). ``removed`` nodes leave the level.
+
+    Affected nodes (re-replicated, and where propagation starts) are exactly
+    those whose ego network or link weights can have changed: the dirty nodes,
+    both ends of every link added, dropped or reweighted, the neighbours of
+    removed nodes, and the common neighbours of the two ends of a link added or
+    dropped (the link joins or splits components of their ego networks). A
+    re-linked cluster whose links came out the same touches nobody else, which
+    keeps a batch from rippling through a whole level.
     """
     removed = set(removed)
     dirty = set(new_edges) - removed
     view.ensure(dirty | removed | {n for links in new_edges.values() for n in links})
     view.ensure(n for node_id in dirty | removed for n in view.neighbours(node_id))  # before any link changes
     affected: set[str] = set(dirty)
+    linked: set[str] = set()
     for node_id in sorted(removed):
         state = view.remove(node_id)
         if state is not None:
             affected.update(state.neighbours)
+            linked.update(state.neighbours)
+    toggled: set[tuple[str, str]] = set()  # links added or dropped between two nodes that stay
     for node_id in sorted(dirty):
         state = view.state(node_id)
+        old = dict(state.neighbours)
+        new = {o: w for o, w in new_edges[node_id].items() if o not in removed and o != node_id}
         if replace_edges:
-            for other in list(state.neighbours):
+            for other in sorted(old.keys() - new.keys()):
                 view.unlink(node_id, other)
-                affected.add(other)
-        for other, weight in new_edges[node_id].items():
-            if other not in removed and other != node_id:
-                view.link(node_id, other, weight)
-                affected.add(other)
+                linked.update((node_id, other))
+                toggled.add((node_id, other))
+        for other, weight in new.items():
+            if other not in old:
+                toggled.add((node_id, other))
+            elif old[other] == weight:
+                continue
+            view.link(node_id, other, weight)
+            linked.update((node_id, other))
+    affected |= linked
+    view.ensure(n for pair in toggled for node_id in pair for n in view.neighbours(node_id))
+    for a, b in toggled:
+        affected.update(set(view.neighbours(a)) & set(view.neighbours(b)))
     affected -= removed
     # Ego networks of affected nodes read their neighbours' links; replica edges read their replicas.
     view.ensure(n for a in affected for n in view.neighbours(a))
@@ -381,7 +401,7 @@ def update_level(
     for node_id in removed:
         for label in view.stored_labels.get(node_id, frozenset()):
             left[label].add(node_id)
-    return LevelChange(touched, removed, dict(added_to), dict(left), propagation)
+    return LevelChange(touched, removed, dict(added_to), dict(left), propagation, linked - removed)
 
 
 def group_members(

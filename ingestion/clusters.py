@@ -288,8 +288,9 @@ class ClusterStage(MemoryStage):
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
         _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
-        # The clusters above re-link when created or regrouped, or when their members' links changed.
-        relinked = {label for node in change.affected | set(links) for label in view.state(node).labels()}
+        # The clusters above re-link when their members' links changed (those created or regrouped too,
+        # below); a relabelled member changes the links of its old and new cluster, which are regrouped.
+        relinked = {label for node in change.linked for label in view.state(node).labels()}
         keep, dissolve, existing = self._plan_parents(level, view, change, rewritten, relinked)
         rows, fresh = self._summarise(level, keep, existing, token, report)
         regrouped = {label for label in keep if label not in existing or label in change.changed_labels}

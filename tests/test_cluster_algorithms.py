@@ -245,3 +245,21 @@ def test_clusters_link_through_their_members_links_symmetrically() -> None:
     # Linking some clusters reads only their members and the members' neighbours.
     only = inter_cluster_links(stored.view(), {a: groups[a]})
     assert only == {a: out[a]} and not {"z1", "z2", "z3", "c1", "c2", "c3"} & set(stored.loaded)
+
+
+def test_relinking_touches_only_the_ends_of_changed_links_and_their_common_neighbours() -> None:
+    stored = Stored()
+    # x is linked to a and b, which are not linked to each other: x has two replicas.
+    links = {"x": {"a": 0.5, "b": 0.5}, "a": {"p": 0.5}, "b": {"q": 0.5}, "far": {"y": 0.5}}
+    grow(stored, links, replace=True)
+    assert len(stored.nodes["x"].replicas) == 2
+    same, _ = grow(stored, {"a": {"x": 0.5, "p": 0.5}}, replace=True)  # a re-linked, nothing changed
+    assert same.affected == {"a"} and not same.changed_labels and not same.linked
+    reweighted, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5}}, replace=True)
+    assert reweighted.linked == {"a", "x"} and "p" not in reweighted.affected
+    # A new link a-b joins x's two ego components: x is re-replicated although none of its links changed.
+    joined, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5, "b": 0.5}}, replace=True)
+    assert {"a", "b", "x"} <= joined.affected and not {"far", "y"} & joined.affected
+    assert len(stored.nodes["x"].replicas) == 1
+    dropped, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5}}, replace=True)  # and dropping it splits them again
+    assert {"a", "b", "x"} <= dropped.affected and len(stored.nodes["x"].replicas) == 2
