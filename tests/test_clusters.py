@@ -19,15 +19,17 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage
+from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage, lead_sentence
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.stages import StageChunk, StageContext
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import InputError
 from engramdb.platform.memory import Memory
+from engramdb.platform.storage import CHUNK_COLLECTION
 
 QUESTION_COUNT = 3
 #: A denser chunk network than the default (cosine >= 0.29 across documents instead of 0.43), so sixty
@@ -141,8 +143,19 @@ def test_batches_give_a_valid_overlapping_hierarchy(module_memory: Memory) -> No
     assert levels[1]["clusters"] < len(chunks)  # chunks were grouped, not just wrapped one by one
     assert max(levels) >= 2  # and the groups were grouped again
     assert all(r.written["links"] > 0 and r.written["summaries"] > 0 for r in reports)
-    for row in clusters(stage).values():
+    rows = clusters(stage)
+    for row in rows.values():
         assert row["summary"].strip() and row["members"]
+    # A cluster of one chunk is its chunk: the chunk's lead sentence and the chunk's vector, never embedded.
+    singles = {cid: row["members"][0] for cid, row in rows.items() if len(row["members"]) == 1}
+    assert singles and sum(r.written["summaries_embedded"] for r in reports) < sum(
+        r.written["summaries"] for r in reports
+    )
+    ns, vectors = stage.context.namespace, stage.context.vectors
+    mine = vectors.get_vectors(CLUSTER_COLLECTION, ns, list(singles))
+    theirs = vectors.get_vectors(CHUNK_COLLECTION, ns, list(singles.values()))
+    assert all(np.allclose(mine[cid], theirs[chunk_id]) for cid, chunk_id in singles.items())
+    assert vectors.count(CLUSTER_COLLECTION, ns, where={"kind": "S1"}) == len(singles)
 
 
 def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory) -> None:
@@ -274,14 +287,20 @@ def test_delete_leaves_no_dangling_member(shared: Shared, corpus: list[dict]) ->
 def test_llm_summaries_use_the_chat_model(module_memory: Memory) -> None:
     reply = "These passages are about Jacques Rivette's films and the actors who starred in them."
     model = FakeListChatModel(responses=[reply])
-    stage = ClusterStage(
-        StageContext(module_memory.graph, module_memory.vectors, module_memory.embedder, chat_model=model)
-    )
+    stage = ClusterStage(StageContext(module_memory.graph, module_memory.vectors, module_memory.embedder,
+                                      chat_model=model, options={"clusters": DENSE}))  # fmt: skip
     stage.clear()
-    report = stage.run(all_chunks(stage)[:6])
-    rows = clusters(stage)
-    assert report.written["llm_summaries"] == report.written["summaries"] == len(rows) > 0
-    assert {r["summary"] for r in rows.values()} == {reply}
+    chunks = all_chunks(stage)[:12]
+    report = stage.run(chunks)
+    rows = clusters(stage).values()
+    written = [r for r in rows if len(r["members"]) > 1]
+    assert written and report.written["llm_summaries"] == report.written["summaries_embedded"] == len(written)
+    assert {r["summary"] for r in written} == {reply}
+    # A cluster of one chunk needs no model: it is summarised by its chunk's lead sentence.
+    texts = {c.id: c.text for c in chunks}
+    for row in rows:
+        if len(row["members"]) == 1:
+            assert row["summary"] == lead_sentence(texts[row["members"][0]]) != reply
 
 
 def test_bad_settings_are_refused_with_their_name(module_memory: Memory) -> None:
