@@ -1,37 +1,58 @@
-"""Cluster hierarchy (CAM): growing by a batch against rebuilding, and the ``cluster`` strategy on MuSiQue.
+"""Cluster hierarchy (CAM): integrating a new batch into a big memory, against rebuilding it from scratch.
 
-    python benchmarks/bench_clusters.py [--sizes 50 200 800] [--skip-final-rebuild] [--skip-eval] [--out FILE]
+    python benchmarks/bench_clusters.py [--sizes 50 200 800] [--repeats 3] [--rebuilds 1] [--out FILE]
+                                        [--namespace NAME] [--base-limit N]
 
-Ingest runs no memory stage here (``ENGRAMDB_STAGES=[]``), so every stage run is
-one the benchmark starts and times. Growth, offline, in namespace ``bench-clusters``:
-1. the 2Wiki corpus (6,119 passages) is ingested (skipped when already there);
-2. its hierarchy is rebuilt from scratch (timed: the rebuild a batch is compared to);
-3. batches of 50, 200 and 800 MuSiQue passages are ingested one after the other
-   (ingest not timed) and each is integrated by the stage (timed), so each batch
-   meets a memory that already holds 2Wiki and the batches before it;
-4. the hierarchy is rebuilt once more over everything (timed).
-The MuSiQue passages of an earlier run are removed at the start (before the
-rebuild), so a run can be repeated.
+Offline, in namespace ``bench-clusters`` (``--namespace``; ingest runs no memory stage here, so
+every stage run is one the benchmark starts and times):
 
-Evaluation: the MuSiQue corpus in namespace ``bench-clusters-musique``, its
-hierarchy rebuilt, then the 50 dev questions through ``cluster``, ``dense`` and
-``bm25`` (recall@5, answer in evidence, tokens, latency, EM/F1 offline).
+1. the 2Wiki corpus (6,119 passages) and as many MuSiQue passages as the
+   biggest batch needs are ingested (skipped when already there; not timed;
+   ``--base-limit`` takes only the first N 2Wiki passages, for a quick trial);
+2. **rebuild**: the hierarchy is cleared and built from scratch over the 2Wiki
+   chunks, every chunk in one growth step (timed, ``--rebuilds`` times);
+3. **growth**: for each batch size, ``--repeats`` different windows of MuSiQue
+   chunks are integrated into that memory (timed), each followed by its
+   removal through the stage's incremental delete path (timed too), which
+   brings the memory back to the 2Wiki hierarchy for the next repetition. A
+   chunk that is ingested but not indexed is no part of the hierarchy (no
+   link points at it), so the MuSiQue chunks waiting in memory change nothing;
+4. **rebuild with the biggest batch**: cleared and built once more over the
+   2Wiki chunks plus the biggest batch (timed), the from-scratch cost of the
+   memory the biggest batch produces.
+
+Reported: medians per batch size, the rebuild / 50-chunk ratio, and the slope
+of log(time) over log(batch size) (below 1 is sublinear). Each growth step is
+checked: the hierarchy stays healthy (``ClusterStage.health``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
 from engramdb.ingestion.clusters import ClusterStage
 from engramdb.ingestion.loaders import load_path
-from engramdb.ingestion.stages import StageContext, StageReport
+from engramdb.ingestion.stages import StageChunk, StageContext, StageReport
 from engramdb.platform.memory import Memory
+
+NAMESPACE = "bench-clusters"
+PROBLEMS = (
+    "unreachable_chunks",
+    "bad_member_edges",
+    "undersized",
+    "wrong_size",
+    "leftovers",
+    "orphan_replicas",
+)
 
 
 def stage_for(memory: Memory) -> ClusterStage:
@@ -42,75 +63,126 @@ def shape(stage: ClusterStage) -> dict[int, int]:
     return {row["level"]: row["clusters"] for row in stage.level_counts()}
 
 
-def remove_documents(memory: Memory, doc_ids: list[str]) -> int:
-    """Take the batches of an earlier run out of memory (the rebuild that follows clears the hierarchy)."""
-    present = set(memory.document_status(doc_ids))
-    for doc_id in doc_ids:
-        if doc_id in present:
-            memory.delete(doc_id)
-    return len(present)
+def all_chunks(stage: ClusterStage) -> list[StageChunk]:
+    """Every indexable chunk of the namespace (a marker no chunk carries matches them all)."""
+    rows = stage.context.graph.read("stages/chunks_missing_stage", marker="none@0", limit=1_000_000)
+    return [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
 
 
-def summary_of(report: StageReport, seconds: float) -> dict:
-    return {"seconds": round(seconds, 2), "chunks": report.chunks, **report.written}
+def check_health(stage: ClusterStage, expected_chunks: int, when: str) -> dict[str, int]:
+    health = stage.health()
+    bad = {k: health[k] for k in PROBLEMS if health[k]}
+    if bad or health["chunks"] != expected_chunks:
+        raise SystemExit(f"unhealthy hierarchy {when}: {health} (expected {expected_chunks} chunks)")
+    return health
 
 
-def growth(settings, sizes: list[int], final_rebuild: bool) -> dict:
-    wiki = load_path(SHARED / "data" / "2wiki" / "corpus.json")
+def timed_run(stage: ClusterStage, chunks: Sequence[StageChunk]) -> tuple[float, StageReport]:
+    t0 = time.perf_counter()
+    report = stage.run(chunks)
+    return time.perf_counter() - t0, report
+
+
+def rebuild(stage: ClusterStage, chunks: Sequence[StageChunk]) -> dict:
+    """Clear the hierarchy and build it again over ``chunks`` in one growth step (clearing is timed too)."""
+    t0 = time.perf_counter()
+    stage.clear()
+    cleared = time.perf_counter() - t0
+    seconds, report = timed_run(stage, chunks)
+    check_health(stage, len(chunks), "after a rebuild")
+    return {"seconds": round(cleared + seconds, 2), "clear_seconds": round(cleared, 2), "chunks": len(chunks),
+            "shape": shape(stage), **report.written}  # fmt: skip
+
+
+def windows(chunks: Sequence[StageChunk], size: int, repeats: int) -> list[list[StageChunk]]:
+    """``repeats`` batches of ``size`` chunks spread over ``chunks`` (they overlap when there are few)."""
+    if size > len(chunks):
+        raise SystemExit(f"batch of {size} asked, only {len(chunks)} MuSiQue chunks in memory")
+    step = (len(chunks) - size) // max(repeats - 1, 1)
+    return [list(chunks[i * step : i * step + size]) for i in range(repeats)]
+
+
+def growth(
+    settings, namespace: str, sizes: list[int], repeats: int, rebuilds: int, limit: int | None
+) -> dict:
+    wiki = load_path(SHARED / "data" / "2wiki" / "corpus.json")[:limit]
     musique = load_path(SHARED / "data" / "musique" / "corpus.json")
-    results: dict = {"sizes": sizes}
-    with Memory("bench-clusters", settings) as memory:
-        stage = stage_for(memory)
-        removed = remove_documents(memory, [d.id for d in musique[: sum(sizes)]])
-        ingest = memory.ingest(wiki)
-        results["base"] = {
-            "passages": len(wiki),
-            "ingest_seconds": round(ingest.seconds, 1),
-            "removed_leftovers": removed,
-        }
+    results: dict = {"sizes": sizes, "repeats": repeats}
+    with Memory(namespace, settings) as memory:
         t0 = time.perf_counter()
-        report = stage.rebuild()
-        results["rebuild_base"] = {**summary_of(report, time.perf_counter() - t0), "shape": shape(stage)}
+        memory.ingest(wiki)
+        # Enough MuSiQue passages for the biggest batch in a few windows (a passage is about one chunk).
+        memory.ingest(musique[: min(len(musique), max(sizes) * 5 // 4)])
+        results["ingest_seconds"] = round(time.perf_counter() - t0, 1)
+        stage = stage_for(memory)
+        wiki_ids = {d.id for d in wiki}
+        chunks = all_chunks(stage)
+        base = [c for c in chunks if c.doc_id in wiki_ids]
+        extra = [c for c in chunks if c.doc_id not in wiki_ids]
+        results["memory"] = {"2wiki_chunks": len(base), "musique_chunks_waiting": len(extra)}
         print(
-            f"rebuild over {report.chunks} chunks: {results['rebuild_base']['seconds']} s, shape {shape(stage)}",
-            flush=True,
+            f"memory: {len(base)} 2Wiki chunks, {len(extra)} MuSiQue chunks to draw batches from", flush=True
         )
-        health = stage.health()
-        results["health_after_rebuild"] = health
-        start = 0
-        results["batches"] = []
+
+        results["rebuilds"] = []
+        for _ in range(rebuilds):
+            row = rebuild(stage, base)
+            results["rebuilds"].append(row)
+            print(
+                f"rebuild over {row['chunks']} chunks: {row['seconds']} s, shape {row['shape']}", flush=True
+            )
+        base_shape = shape(stage)
+
+        results["batches"] = {}
         for size in sizes:
-            batch = musique[start : start + size]
-            start += size
-            ingested = memory.ingest(batch)
-            t0 = time.perf_counter()
-            report = stage.index_namespace()
-            seconds = time.perf_counter() - t0
-            row = {**summary_of(report, seconds), "batch": size, "ingest_seconds": round(ingested.seconds, 1),
-                   "shape": shape(stage)}  # fmt: skip
-            results["batches"].append(row)
-            print(f"+{size} passages ({report.chunks} chunks): {seconds:.2f} s, {report.written.get('summaries', 0)} "
-                  f"clusters re-summarised, shape {row['shape']}", flush=True)  # fmt: skip
-        results["health_after_growth"] = stage.health()
-        if final_rebuild:
-            t0 = time.perf_counter()
-            report = stage.rebuild()
-            results["rebuild_final"] = {**summary_of(report, time.perf_counter() - t0), "shape": shape(stage)}
-            print(f"rebuild over {report.chunks} chunks: {results['rebuild_final']['seconds']} s, "
-                  f"shape {shape(stage)}", flush=True)  # fmt: skip
-    first = results["batches"][0]["seconds"]
-    results["rebuild_over_first_batch"] = (
-        round(results["rebuild_base"]["seconds"] / first, 1) if first else None
-    )
-    times = [b["seconds"] for b in results["batches"]]
-    results["growth_exponent"] = _exponent(sizes, times)
+            rows = []
+            for batch in windows(extra, size, repeats):
+                add_seconds, added = timed_run(stage, batch)
+                health = check_health(stage, len(base) + size, f"after adding {size} chunks")
+                grown = shape(stage)
+                t0 = time.perf_counter()
+                removed = stage.remove_chunks([c.id for c in batch])
+                remove_seconds = time.perf_counter() - t0
+                check_health(stage, len(base), f"after removing {size} chunks")
+                w = added.written
+                rows.append({
+                    "add_seconds": round(add_seconds, 3), "remove_seconds": round(remove_seconds, 3),
+                    "levels_touched": w.get("levels_touched", 0), "summaries": w.get("summaries", 0),
+                    "clusters_written": w.get("clusters_written", 0), "links": w.get("links", 0),
+                    "replicas": w.get("replicas", 0), "lpa_rounds": w.get("lpa_rounds", 0),
+                    "overlapping_chunks": health["overlapping_chunks"], "shape": grown,
+                    "remove_summaries": removed.written.get("summaries", 0),
+                })  # fmt: skip
+                print(f"+{size} chunks: {add_seconds:.2f} s ({w.get('summaries', 0)} clusters re-summarised, "
+                      f"{w.get('clusters_written', 0)} written, levels {w.get('levels_touched', 0)}), "
+                      f"removed again in {remove_seconds:.2f} s; shape {grown}", flush=True)  # fmt: skip
+            results["batches"][size] = {
+                "median_add_seconds": round(statistics.median(r["add_seconds"] for r in rows), 3),
+                "median_remove_seconds": round(statistics.median(r["remove_seconds"] for r in rows), 3),
+                "median_summaries": statistics.median(r["summaries"] for r in rows),
+                "runs": rows,
+            }
+        results["shape_after_growth"] = shape(stage)
+        results["base_shape"] = base_shape
+
+        biggest = windows(extra, max(sizes), 1)[0]
+        row = rebuild(stage, base + biggest)
+        results["rebuild_with_biggest_batch"] = row
+        print(f"rebuild over {row['chunks']} chunks: {row['seconds']} s, shape {row['shape']}", flush=True)
+        stage.clear()  # the namespace is left without a hierarchy: the next run starts from the same state
+
+    rebuild_seconds = statistics.median(r["seconds"] for r in results["rebuilds"])
+    medians = [results["batches"][s]["median_add_seconds"] for s in sizes]
+    results["rebuild_median_seconds"] = rebuild_seconds
+    results["rebuild_over_batch"] = {
+        s: round(rebuild_seconds / m, 1) for s, m in zip(sizes, medians, strict=True)
+    }
+    results["growth_exponent"] = exponent(sizes, medians)
     return results
 
 
-def _exponent(sizes: list[int], times: list[float]) -> float | None:
+def exponent(sizes: list[int], times: list[float]) -> float | None:
     """Slope of log(time) over log(batch size): below 1 means sublinear growth."""
-    import math
-
     if len(sizes) < 2 or min(times) <= 0:
         return None
     xs, ys = [math.log(s) for s in sizes], [math.log(t) for t in times]
@@ -120,39 +192,21 @@ def _exponent(sizes: list[int], times: list[float]) -> float | None:
     )
 
 
-def evaluation(settings) -> dict:
-    from engramdb.retrieval.cluster_strategy import ClusterStrategy
-    from engramdb.retrieval.eval_data import load_dataset
-    from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
-    from engramdb.retrieval.passage_strategies import BM25Passages, DensePassages
-    from engramdb.retrieval.rerankers import OfflineReranker
-    from engramdb.retrieval.strategy import AskContext
-
-    items = load_dataset(SHARED / "data" / "musique" / "questions.json")
-    with Memory("bench-clusters-musique", settings) as memory:
-        memory.ingest(load_path(SHARED / "data" / "musique" / "corpus.json"))
-        stage = stage_for(memory)
-        t0 = time.perf_counter()
-        report = stage.rebuild()  # the hierarchy of the current stage code, from scratch
-        build = {**summary_of(report, time.perf_counter() - t0), "shape": shape(stage)}
-        context = AskContext(memory.graph, memory.vectors, memory.embedder, OfflineReranker())
-        cluster = ClusterStrategy(context)
-        t0 = time.perf_counter()
-        threshold = cluster.na_threshold()
-        threshold_seconds = time.perf_counter() - t0
-        runners = [EvalRunner(cluster), EvalRunner(DensePassages(context)), EvalRunner(BM25Passages(context))]
-        records = run_eval(runners, items)
-    rows = summarize(records)
-    for row in rows:
-        print(
-            "  " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
-        )
-    return {
-        "build": build,
-        "na_threshold": threshold,
-        "na_threshold_seconds": round(threshold_seconds, 2),
-        "summary": rows,
-    }
+def table(results: dict) -> str:
+    lines = [
+        "| batch (chunks) | median integrate s | median remove s | median re-summarised | rebuild / integrate |",
+        "|---|---|---|---|---|",
+    ]
+    for size, row in results["batches"].items():
+        lines.append(f"| {size} | {row['median_add_seconds']} | {row['median_remove_seconds']} | "
+                     f"{row['median_summaries']} | {results['rebuild_over_batch'][size]}x |")  # fmt: skip
+    lines.append(
+        f"| rebuild, {results['memory']['2wiki_chunks']} chunks | {results['rebuild_median_seconds']} | | | |"
+    )
+    big = results["rebuild_with_biggest_batch"]
+    lines.append(f"| rebuild, {big['chunks']} chunks | {big['seconds']} | | | |")
+    lines.append(f"\ntime ~ size^{results['growth_exponent']} (below 1: sublinear)")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -160,24 +214,24 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 800])
-    parser.add_argument("--skip-final-rebuild", action="store_true")
-    parser.add_argument("--skip-growth", action="store_true")
-    parser.add_argument("--skip-eval", action="store_true")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="Batches integrated per size (median reported)."
+    )
+    parser.add_argument("--rebuilds", type=int, default=1, help="Rebuilds from scratch (median reported).")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--namespace", default=NAMESPACE)
+    parser.add_argument("--base-limit", type=int, help="Only the first N 2Wiki passages (a quick trial).")
     args = parser.parse_args()
+    if min(args.sizes) < 1 or args.repeats < 1 or args.rebuilds < 1:
+        parser.error("sizes, --repeats and --rebuilds must be positive")
     # Ingest writes the GSW only: the stage runs are what is timed.
     os.environ.setdefault("ENGRAMDB_STAGES", "[]")
     settings = bench_settings()
-    results: dict = {}
     with local_neo4j(settings):
-        if not args.skip_growth:
-            results["growth"] = growth(settings, args.sizes, not args.skip_final_rebuild)
-            g = results["growth"]
-            print(
-                f"rebuild / first batch: {g['rebuild_over_first_batch']}x; time ~ size^{g['growth_exponent']}"
-            )
-        if not args.skip_eval:
-            results["musique"] = evaluation(settings)
+        results = growth(
+            settings, args.namespace, sorted(args.sizes), args.repeats, args.rebuilds, args.base_limit
+        )
+    print(table(results))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2, default=str))
 

@@ -304,6 +304,9 @@ class LevelChange:
     added_to: dict[str, set[str]]  # label -> nodes that joined that label's group
     left: dict[str, set[str]]  # label -> nodes that left it
     propagation: PropagationResult
+    linked: set[str] = field(
+        default_factory=set
+    )  # nodes (staying) whose links were added, dropped or reweighted
 
     @property
     def changed_labels(self) -> set[str]:
@@ -323,33 +326,50 @@ def update_level(
     """Apply one growth step to a level: edge changes, re-replication of affected nodes, propagation.
 
     ``new_edges`` maps each *dirty* node (new, or whose content changed) to its
-    fresh top-k links; with ``replace_edges`` a dirty node's old links are
-    dropped first (a cluster whose summary changed is re-linked from scratch;
-    a chunk never changes, so its links only accumulate). ``removed`` nodes
-    leave the level. Affected nodes are the dirty ones, every node that gained
-    or lost a link, and the neighbours of removed nodes: exactly the nodes
-    whose ego network can have changed, since every changed link touches one
-    of them.
+    fresh links; with ``replace_edges`` they replace the node's old links (a
+    cluster whose members changed is re-linked; a chunk never changes, so its
+    links only accumulate). ``removed`` nodes leave the level.
+
+    Affected nodes (re-replicated, and where propagation starts) are exactly
+    those whose ego network or link weights can have changed: the dirty nodes,
+    both ends of every link added, dropped or reweighted, the neighbours of
+    removed nodes, and the common neighbours of the two ends of a link added or
+    dropped (the link joins or splits components of their ego networks). A
+    re-linked cluster whose links came out the same touches nobody else, which
+    keeps a batch from rippling through a whole level.
     """
     removed = set(removed)
     dirty = set(new_edges) - removed
     view.ensure(dirty | removed | {n for links in new_edges.values() for n in links})
     view.ensure(n for node_id in dirty | removed for n in view.neighbours(node_id))  # before any link changes
     affected: set[str] = set(dirty)
+    linked: set[str] = set()
     for node_id in sorted(removed):
         state = view.remove(node_id)
         if state is not None:
             affected.update(state.neighbours)
+            linked.update(state.neighbours)
+    toggled: set[tuple[str, str]] = set()  # links added or dropped between two nodes that stay
     for node_id in sorted(dirty):
         state = view.state(node_id)
+        old = dict(state.neighbours)
+        new = {o: w for o, w in new_edges[node_id].items() if o not in removed and o != node_id}
         if replace_edges:
-            for other in list(state.neighbours):
+            for other in sorted(old.keys() - new.keys()):
                 view.unlink(node_id, other)
-                affected.add(other)
-        for other, weight in new_edges[node_id].items():
-            if other not in removed and other != node_id:
-                view.link(node_id, other, weight)
-                affected.add(other)
+                linked.update((node_id, other))
+                toggled.add((node_id, other))
+        for other, weight in new.items():
+            if other not in old:
+                toggled.add((node_id, other))
+            elif old[other] == weight:
+                continue
+            view.link(node_id, other, weight)
+            linked.update((node_id, other))
+    affected |= linked
+    view.ensure(n for pair in toggled for node_id in pair for n in view.neighbours(node_id))
+    for a, b in toggled:
+        affected.update(set(view.neighbours(a)) & set(view.neighbours(b)))
     affected -= removed
     # Ego networks of affected nodes read their neighbours' links; replica edges read their replicas.
     view.ensure(n for a in affected for n in view.neighbours(a))
@@ -381,7 +401,7 @@ def update_level(
     for node_id in removed:
         for label in view.stored_labels.get(node_id, frozenset()):
             left[label].add(node_id)
-    return LevelChange(touched, removed, dict(added_to), dict(left), propagation)
+    return LevelChange(touched, removed, dict(added_to), dict(left), propagation, linked - removed)
 
 
 def group_members(
@@ -392,6 +412,33 @@ def group_members(
     for label in labels:
         members = set(stored.get(label, ())) - change.left.get(label, set()) - change.removed
         out[label] = members | change.added_to.get(label, set())
+    return out
+
+
+def inter_cluster_links(view: LevelView, groups: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:
+    """Each cluster's links to the other clusters of its level, from its members' links one level down.
+
+    ``view`` is the level below (its nodes carry the cluster labels), ``groups``
+    the members of the clusters to link. Cluster A links to cluster B with the
+    summed weight of the links between a member of A and a member of B (CAM's
+    inter-cluster connections): an upper level connects only what its members
+    connected. A node in both A and B (a bridge, through its replicas) links
+    A and B through its links to either. The weight of A–B is the same whether
+    it is computed from A or from B, so relinking only the clusters that
+    changed keeps the level's network consistent.
+    """
+    groups = {label: list(members) for label, members in groups.items()}
+    view.ensure(m for members in groups.values() for m in members)
+    view.ensure(n for members in groups.values() for m in members for n in view.neighbours(m))
+    out: dict[str, dict[str, float]] = {}
+    for label, members in groups.items():
+        weights: dict[str, float] = defaultdict(float)
+        for member in members:
+            for other, weight in view.neighbours(member).items():
+                for other_label in view.state(other).labels():
+                    if other_label != label:
+                        weights[other_label] += weight
+        out[label] = dict(weights)
     return out
 
 

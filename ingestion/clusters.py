@@ -33,7 +33,11 @@ What lives where
   query on their topic). A cluster's id is the label that formed it, so it
   keeps its id while it grows. Level 1 keeps single-chunk clusters (every
   chunk belongs to a cluster); above, a group needs two members, otherwise its
-  one member is a root.
+  one member is a root. A single-chunk cluster *is* its chunk: its summary is
+  the chunk's lead sentence and its vector the chunk's (payload ``kind =
+  "S1"``), with no model call and no embedding; in a sparse network most
+  level-1 clusters are such, and summarising them would cost as much as the
+  rest of the hierarchy while adding nothing the chunk does not say.
 
 How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 ------------------------------------------------------------
@@ -60,6 +64,9 @@ which starts by collecting pending clusters.
 Summaries: with a chat model, our own prompt over the members closest to the
 cluster's centroid; offline (or if the model fails), the lead sentences of the
 members closest to the centroid, which is deterministic and costs no model.
+A cluster of one chunk is never summarised by the model nor embedded (see
+above). Summaries are embedded in one call per level, so a batch pays for the
+clusters it changed, not for the hierarchy.
 """
 
 from __future__ import annotations
@@ -85,6 +92,7 @@ from engramdb.ingestion.cluster_algorithms import (
     edge_score,
     group_members,
     growth_token,
+    inter_cluster_links,
     top_neighbours,
     update_level,
 )
@@ -107,6 +115,10 @@ CLUSTER_COLLECTION = "clusters"
 #: Nearest chunks read per new chunk, as a multiple of k + 1: chunks not yet in the network are skipped,
 #: so a search of exactly k + 1 could come up short while a memory's backlog is being indexed.
 SEARCH_FACTOR = 3
+#: Highest level a hierarchy can have (the cap of ``ClusterSettings.max_levels``).
+LEVEL_CAP = 20
+#: The ``kind`` of every cluster vector that is not a single chunk's (what a search over all levels wants).
+SUMMARY_KINDS = tuple(f"L{level}" for level in range(1, LEVEL_CAP + 1))
 #: Rows per Cypher call when reading node states or member texts (keeps each query's parameters small).
 READ_SLICE = 2000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -142,7 +154,7 @@ class ClusterSettings(BaseModel):
     )
     theta: float = Field(0.3, ge=0.0, le=1.0, description="Minimum link score.")
     max_rounds: int = Field(30, ge=1, le=1000, description="Cap on label-propagation rounds per level.")
-    max_levels: int = Field(5, ge=1, le=20, description="Highest cluster level.")
+    max_levels: int = Field(5, ge=1, le=LEVEL_CAP, description="Highest cluster level.")
     summary_sentences: int = Field(3, ge=1, le=20, description="Offline summary: lead sentences it keeps.")
     llm_members: int = Field(12, ge=1, le=100, description="LLM summary: members shown to the model.")
     llm_concurrency: int = Field(4, ge=1, le=64, description="LLM summary: parallel calls.")
@@ -198,6 +210,19 @@ class ClusterStage(MemoryStage):
 
     def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
         self.last_delete = self.grow((), chunk_ids)
+
+    def remove_chunks(self, chunk_ids: Sequence[str]) -> StageReport:
+        """Take chunks out of the hierarchy but keep them in memory (the next run adds them again).
+
+        The same incremental walk as a delete; the chunks lose the stage marker,
+        so they count as not indexed. Benchmarks use it to bring a memory back
+        to where it was before a batch, and to time the removal path.
+        """
+        report = self.grow((), chunk_ids)
+        for start in range(0, len(chunk_ids), READ_SLICE):
+            ids = list(chunk_ids[start : start + READ_SLICE])
+            self.context.graph.write("clusters/unmark_chunks", ids=ids, stage=self.name)
+        return report
 
     def clear(self) -> None:
         """Forget the namespace's whole hierarchy: links, replicas, clusters, their vectors and the markers."""
@@ -274,8 +299,9 @@ class ClusterStage(MemoryStage):
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
         _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
-        # The clusters above re-link when created or regrouped, or when their members' links changed.
-        relinked = {label for node in change.affected | set(links) for label in view.state(node).labels()}
+        # The clusters above re-link when their members' links changed (those created or regrouped too,
+        # below); a relabelled member changes the links of its old and new cluster, which are regrouped.
+        relinked = {label for node in change.linked for label in view.state(node).labels()}
         keep, dissolve, existing = self._plan_parents(level, view, change, rewritten, relinked)
         rows, fresh = self._summarise(level, keep, existing, token, report)
         regrouped = {label for label in keep if label not in existing or label in change.changed_labels}
@@ -387,7 +413,7 @@ class ClusterStage(MemoryStage):
                 cosine = float(np.dot(vectors[cid], sibling_vectors[sid]))
                 scored[cid][sid] = edge_score(cosine, True, distance, s.alpha, s.sigma)
         valid = self._indexable(
-            sorted({o for per in scored.values() for o in per} | set(scored)), list(scored)
+            sorted({o for per in scored.values() for o in per} | set(scored)), set(scored)
         )
         return {
             cid: top_neighbours(cid, {o: v for o, v in per.items() if o in valid}, s.k, s.theta)
@@ -409,15 +435,7 @@ class ClusterStage(MemoryStage):
             return {}
         view = below or LevelView(lambda ids: self._load_states(level - 1, ids))
         groups = self._stored_groups(level - 1, clusters)
-        view.ensure(m for members in groups.values() for m in members)
-        view.ensure(n for members in groups.values() for m in members for n in view.neighbours(m))
-        weights: dict[str, dict[str, float]] = {cid: defaultdict(float) for cid in clusters}
-        for cid, members in groups.items():
-            for member in members:
-                for other, weight in view.neighbours(member).items():
-                    for label in view.state(other).labels():
-                        if label != cid:
-                            weights[cid][label] += weight
+        weights = inter_cluster_links(view, {cid: groups.get(cid, []) for cid in clusters})
         targets = sorted({o for per in weights.values() for o in per})
         alive = {r["id"] for r in self._read_slices("clusters/existing_clusters", targets)
                  if not r["dissolved"] and r["level"] == level}  # fmt: skip
@@ -460,20 +478,34 @@ class ClusterStage(MemoryStage):
         shown = {
             label: ordered[label][:basis_size] if basis_size else extractive[label][1] for label in labels
         }
-        basis = {label: summary_basis(shown[label]) for label in labels}
+        # A cluster of one chunk is that chunk: its summary is the chunk's lead sentence and its vector the
+        # chunk's, with no model call and no embedding (most level-1 clusters of a sparse network are such).
+        single = {
+            label for label in labels if len(groups[label]) == 1 and next(iter(groups[label])) in vectors
+        }
+        basis = {label: summary_basis(shown[label], single=label in single) for label in labels}
         fresh = [label for label in labels if (existing.get(label) or {}).get("basis") != basis[label]]
+        written = [label for label in fresh if label not in single]
         summaries = {label: extractive[label][0] for label in fresh}
-        if ctx.chat_model is not None and fresh:
-            summaries.update(self._llm_summaries({label: ordered[label] for label in fresh}, report))
+        if ctx.chat_model is not None and written:
+            summaries.update(self._llm_summaries({label: ordered[label] for label in written}, report))
         for label in fresh:
             summaries[label] = summaries[label] or cluster_title(ordered[label]) or label
         if fresh:
-            embedded = ctx.embedder.embed_documents([summaries[label] for label in fresh])
+            embedded = (
+                ctx.embedder.embed_documents([summaries[label] for label in written]) if written else []
+            )
+            cluster_vectors = dict(zip(written, embedded, strict=True))
+            cluster_vectors.update(
+                (label, vectors[next(iter(groups[label]))]) for label in fresh if label in single
+            )
             ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
-                VectorPoint(key=label, vector=vector,
-                            payload={"cluster_id": label, "kind": f"L{level + 1}", "level": level + 1})
-                for label, vector in zip(fresh, embedded, strict=True)
+                VectorPoint(key=label, vector=cluster_vectors[label],
+                            payload={"cluster_id": label, "kind": cluster_kind(level + 1, label in single),
+                                     "level": level + 1})
+                for label in fresh
             ])  # fmt: skip
+            _count(report, "summaries_embedded", len(written))
         rows = []
         for label in labels:
             new = label in summaries
@@ -538,10 +570,15 @@ class ClusterStage(MemoryStage):
     def _existing_clusters(self, ids: set[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
 
-    def _indexable(self, ids: list[str], batch: list[str]) -> set[str]:
-        """Chunks that can be linked: in the chunk network already, or in this batch."""
-        rows = self._read_slices("clusters/indexable_chunks", ids, marker=self.marker, batch=batch)
-        return {r["id"] for r in rows}
+    def _indexable(self, ids: list[str], batch: set[str]) -> set[str]:
+        """Chunks that can be linked: in the chunk network already, or in this batch.
+
+        A chunk that is ingested but not indexed yet is left out even when it is
+        near: it links when its own batch comes, and until then it is not part
+        of the hierarchy (no replica, no cluster) for any other chunk to point at.
+        """
+        rows = self._read_slices("clusters/indexable_chunks", ids, marker=self.marker)
+        return {r["id"] for r in rows if r["indexed"] or r["id"] in batch}
 
     def _document_chunks(self, doc_ids: set[str]) -> dict[str, list[tuple[str, int]]]:
         out: dict[str, list[tuple[str, int]]] = defaultdict(list)
@@ -568,6 +605,15 @@ class ClusterStage(MemoryStage):
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def cluster_kind(level: int, single: bool = False) -> str:
+    """The ``kind`` payload of a cluster's vector: ``L<level>``, or ``S1`` for a cluster of one chunk.
+
+    A one-chunk cluster's vector is its chunk's, so a search over every level
+    that also searches the chunks leaves those out (``where={"kind": ...}``).
+    """
+    return f"S{level}" if single else f"L{level}"
 
 
 def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -> list[str]:
@@ -605,9 +651,14 @@ def extractive_summary(members: Sequence[MemberText], sentences: int) -> tuple[s
     return " ".join(out), used
 
 
-def summary_basis(members: Sequence[MemberText]) -> str:
-    """A fingerprint of the members a summary is written from (their ids and texts, in any order)."""
-    digest = hashlib.sha1()
+def summary_basis(members: Sequence[MemberText], *, single: bool = False) -> str:
+    """A fingerprint of the members a summary is written from (their ids and texts, in any order).
+
+    ``single`` marks a cluster of one member, whose summary and vector are the
+    member's own: it gets a summary of its own once it has company, even when
+    the members shown stay the same.
+    """
+    digest = hashlib.sha1(b"single\x1e" if single else b"")
     for member in sorted(members, key=lambda m: m.id):
         digest.update(f"{member.id}\x1f{member.text}\x1e".encode())
     return digest.hexdigest()[:20]
@@ -656,6 +707,8 @@ def _count(report: StageReport, key: str, value: int) -> None:
 
 __all__ = [
     "CLUSTER_COLLECTION",
+    "SUMMARY_KINDS",
+    "cluster_kind",
     "ClusterSettings",
     "ClusterStage",
     "LevelChange",

@@ -2,7 +2,8 @@
 
 1. **Localise**: the top-s nodes of *all* levels by cosine with the question
    (cluster summaries from the ``clusters`` collection and chunks from the
-   ``chunks`` collection, merged by score).
+   ``chunks`` collection, merged by score; a cluster of one chunk shares its
+   chunk's vector, so only the chunk is searched for).
 2. **Prune**: keep the useful candidates. With a chat model, the model picks
    them (our own prompt); offline, a candidate is kept when its cosine is at
    least ``keep_ratio`` times the best first-round match, a bar relative to
@@ -13,7 +14,7 @@
    result's details (``ask --trace`` prints them).
 4. **Answer** from the active memory: the best ``passages`` chunks (active
    chunks and the chunks under active clusters) and the best ``summaries``
-   cluster summaries are the evidence (a summary is cited by the chunks its
+   cluster summaries (of clusters of more than one chunk) are the evidence (a summary is cited by the chunks its
    text comes from; one spanning documents has an empty ``doc_id``). With a chat model it answers from them
    or says N/A. Offline, the answer is the best QA pair (by the configured
    reranker) extracted from the evidence passages, and N/A when it scores
@@ -37,7 +38,7 @@ from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
 
-from engramdb.ingestion.clusters import CLUSTER_COLLECTION
+from engramdb.ingestion.clusters import CLUSTER_COLLECTION, SUMMARY_KINDS
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
@@ -87,6 +88,7 @@ class Node:
     title: str = ""
     text: str = ""
     doc_id: str = ""
+    size: int = 1  # members of a cluster (a cluster of one chunk stands for that chunk)
 
 
 @dataclass
@@ -164,8 +166,10 @@ class ClusterStrategy(AskStrategy):
             Node(h.key, 0, float(h.score))
             for h in ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, r.top_s)
         ]
+        # Clusters of one chunk share their chunk's vector: the chunk search already finds them.
         hits += [Node(h.key, int(h.payload.get("level") or 0), float(h.score))
-                 for h in ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, query, r.top_s)]  # fmt: skip
+                 for h in ctx.vectors.search(CLUSTER_COLLECTION, ctx.namespace, query, r.top_s,
+                                             where={"kind": list(SUMMARY_KINDS)})]  # fmt: skip
         candidates = self._described(sorted(hits, key=_rank)[: r.top_s])
         best = max((n.score for n in candidates), default=0.0)
         seen = {n.id for n in candidates}
@@ -246,11 +250,12 @@ class ClusterStrategy(AskStrategy):
         for n in nodes:
             row = found.get(n.id)
             if row is not None:
-                n.title, n.text, n.doc_id, n.level = (
+                n.title, n.text, n.doc_id, n.level, n.size = (
                     row["title"] or "",
                     row["text"] or "",
                     row["doc_id"] or "",
                     int(row["level"]),
+                    int(row["size"]),
                 )
                 out.append(n)
         return out
@@ -266,6 +271,8 @@ class ClusterStrategy(AskStrategy):
         r = self.recipe
         chunks = {n.id: n for n in active.values() if n.level == 0}
         clusters = sorted((n for n in active.values() if n.level > 0), key=_rank)
+        # A one-chunk cluster's summary is its chunk's lead sentence: its chunk is evidence, not the summary.
+        summaries = [n for n in clusters if n.size > 1]
         if len(chunks) < r.passages and clusters:
             rows = self.context.graph.read(
                 "clusters/cluster_chunks", ids=[n.id for n in clusters], limit=FILL_PER_CLUSTER
@@ -276,7 +283,7 @@ class ClusterStrategy(AskStrategy):
                 self._score(list(under.values()), query)
                 chunks.update((n.id, n) for n in self._described(list(under.values())))
         passages = sorted(chunks.values(), key=_rank)[: r.passages]
-        return passages, clusters[: r.summaries]
+        return passages, summaries[: r.summaries]
 
     def _passage_evidence(self, nodes: Sequence[Node]) -> list[Evidence]:
         return [

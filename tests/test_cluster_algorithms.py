@@ -23,6 +23,7 @@ from engramdb.ingestion.cluster_algorithms import (
     fresh_label,
     group_members,
     growth_token,
+    inter_cluster_links,
     majority_label,
     propagate_labels,
     replicate,
@@ -217,3 +218,48 @@ def test_an_established_cluster_absorbs_a_new_neighbour_instead_of_dissolving() 
         change, _ = grow(stored, {name: {"old": 0.9}})
         assert stored.nodes[name].replicas[0].label == stored.nodes["old"].replicas[0].label == label
         assert not change.left and change.added_to == {label: {name}}
+
+
+# --------------------------------------------------------------------------- the level above
+
+
+def test_clusters_link_through_their_members_links_symmetrically() -> None:
+    stored = Stored()
+    # Triangles a and b bridged by v (one replica in each cluster), a triangle c apart from them, and
+    # a triangle z: neither is linked to anything.
+    links = {**triangle_links("a1", "a2", "a3"), **triangle_links("b1", "b2", "b3"),
+             **triangle_links("c1", "c2", "c3"), **triangle_links("z1", "z2", "z3")}  # fmt: skip
+    links["v"] = {"a1": 0.8, "a2": 0.8, "b1": 0.8, "b2": 0.8}
+    grow(stored, links)
+    groups = stored.groups()
+    label = {n: stored.nodes[n].replicas[0].label for n in ("a1", "b1", "c1", "z1")}
+    assert len(set(label.values())) == 4 and groups[label["a1"]] == {"a1", "a2", "a3", "v"}, groups
+    a, b, z = label["a1"], label["b1"], label["z1"]
+    out = inter_cluster_links(stored.view(), groups)
+    # v is in a and in b: its four links (0.8 each) are what connects the two clusters.
+    assert out[a] == {b: pytest.approx(3.2)}
+    assert out[z] == {}  # nothing links z's members to anyone else
+    for x, per in out.items():
+        for y, weight in per.items():
+            assert out[y][x] == pytest.approx(weight)  # the same weight from either side
+    # Linking some clusters reads only their members and the members' neighbours.
+    only = inter_cluster_links(stored.view(), {a: groups[a]})
+    assert only == {a: out[a]} and not {"z1", "z2", "z3", "c1", "c2", "c3"} & set(stored.loaded)
+
+
+def test_relinking_touches_only_the_ends_of_changed_links_and_their_common_neighbours() -> None:
+    stored = Stored()
+    # x is linked to a and b, which are not linked to each other: x has two replicas.
+    links = {"x": {"a": 0.5, "b": 0.5}, "a": {"p": 0.5}, "b": {"q": 0.5}, "far": {"y": 0.5}}
+    grow(stored, links, replace=True)
+    assert len(stored.nodes["x"].replicas) == 2
+    same, _ = grow(stored, {"a": {"x": 0.5, "p": 0.5}}, replace=True)  # a re-linked, nothing changed
+    assert same.affected == {"a"} and not same.changed_labels and not same.linked
+    reweighted, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5}}, replace=True)
+    assert reweighted.linked == {"a", "x"} and "p" not in reweighted.affected
+    # A new link a-b joins x's two ego components: x is re-replicated although none of its links changed.
+    joined, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5, "b": 0.5}}, replace=True)
+    assert {"a", "b", "x"} <= joined.affected and not {"far", "y"} & joined.affected
+    assert len(stored.nodes["x"].replicas) == 1
+    dropped, _ = grow(stored, {"a": {"x": 0.9, "p": 0.5}}, replace=True)  # and dropping it splits them again
+    assert {"a", "b", "x"} <= dropped.affected and len(stored.nodes["x"].replicas) == 2

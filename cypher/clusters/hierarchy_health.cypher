@@ -6,10 +6,11 @@
 CALL () {
   MATCH (c:Chunk {namespace: $namespace})
   WHERE $marker IN coalesce(c.stages, [])
-  OPTIONAL MATCH path = (root:Cluster {namespace: $namespace})-[:HAS_MEMBER*1..12]->(c)
-  WHERE NOT EXISTS { MATCH (:Cluster {namespace: $namespace})-[:HAS_MEMBER]->(root) }
-  WITH c, count(path) AS paths
-  RETURN count(c) AS chunks, sum(CASE WHEN paths = 0 THEN 1 ELSE 0 END) AS unreachable_chunks
+  WITH c, EXISTS {
+    MATCH (root:Cluster {namespace: $namespace})-[:HAS_MEMBER*1..12]->(c)
+    WHERE NOT EXISTS { MATCH (:Cluster {namespace: $namespace})-[:HAS_MEMBER]->(root) }
+  } AS reachable
+  RETURN count(c) AS chunks, sum(CASE WHEN reachable THEN 0 ELSE 1 END) AS unreachable_chunks
 }
 CALL () {
   MATCH (k:Cluster {namespace: $namespace})-[:HAS_MEMBER]->(m)
