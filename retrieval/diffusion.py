@@ -448,8 +448,9 @@ def offline_parallel_sequences(decomposer: OfflineDecomposer, question: str) -> 
         return decomposer.decompose(question).sequences
     compared = comparison(tidy(question))
     if compared:
+        sequences, _kind = compared  # the rule also says what is compared, which the walk does not need
         try:
-            return make_decomposition(compared, source="offline").sequences
+            return make_decomposition(sequences, source="offline").sequences
         except DecompositionError:
             pass
     return ((question,),)

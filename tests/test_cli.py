@@ -109,8 +109,10 @@ def test_eval_prints_table_and_writes_report(shared_file, cli_env, tmp_path: Pat
     for name in names:
         assert f"| {name} |" in result.output
     report = json.loads((out / "results.json").read_text())
-    assert len(report["records"]) == 2 * len(names) and report["meta"]["decomposition"] == "gold"
-    assert [r["strategy"] for r in report["summary"]] == names
+    rows = [r["strategy"] for r in report["summary"]]  # passage baselines also run at top-1, 2 and 3
+    assert [row for row in rows if "@" not in row] == names
+    assert {f"{b}@{k}" for b in ("bm25", "dense") for k in (1, 2, 3)} <= set(rows)
+    assert len(report["records"]) == 2 * len(rows) and report["meta"]["decomposition"] == "gold"
     picked = run(cli_env, "eval", str(dataset), "--limit", "1", "-s", "dense", "--out", str(tmp_path / "d"))
     assert picked.exit_code == 0 and "| dense |" in picked.output and "| chain |" not in picked.output
     unknown = run(cli_env, "eval", str(dataset), "-s", "colbert", "--out", str(tmp_path / "x"))
