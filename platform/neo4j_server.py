@@ -262,7 +262,9 @@ class LocalNeo4j:
         try:
             with (self.logs_dir / "admin.log").open("a") as out:
                 result = subprocess.run(
-                    [java, "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password", f"@{args_file}"],
+                    # a small fixed heap: the JVM default (a quarter of RAM) can fail to reserve beside running servers
+                    [java, "-Xmx256m", "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password",
+                     f"@{args_file}"],
                     env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False,
                 )  # fmt: skip
         finally:
