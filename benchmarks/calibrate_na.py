@@ -78,14 +78,15 @@ def main() -> None:
         best_scores, in_evidence = [], []
         for item in questions:  # the dev check: never used to choose anything above
             result = chain.ask(item["question"], decomposition=from_musique(item["question_decomposition"]))
-            best_scores.append(max((c.score for c in result.chains), default=0.0))
+            best = max(result.chains, key=lambda c: c.score, default=None)
+            best_scores.append(best.support if best is not None else 0.0)  # what the offline answerer checks
             gold = [item["answer"], *item.get("answer_aliases", [])]
             in_evidence.append(answer_in_text(gold, [e.text for e in result.evidence]))
     n = len(questions)
     print(f"\ndev check, {n} answerable MuSiQue questions, gold decompositions:")
-    for label, threshold in (("calibrated", cal.threshold), ("former fixed", 0.5)):
+    for label, threshold in (("calibrated", cal.threshold), ("fixed 0.50", 0.5)):
         na = sum(s < threshold for s in best_scores) / n
-        print(f"  {label} threshold {threshold:.3f}: N/A rate {na:.0%}")
+        print(f"  {label} threshold {threshold:.3f} on the best chain's weakest hop: N/A rate {na:.0%}")
     print(f"  gold answer in the evidence: {sum(in_evidence) / n:.0%}")
 
 
