@@ -132,6 +132,9 @@ class DiffusionRecipe(Recipe):
     )
     max_iterations: int = Field(100, ge=1, le=10_000, description="Upper bound on walk iterations.")
     top_k: int = Field(5, ge=1, le=100, description="Passages returned as evidence.")
+    gists: bool = Field(
+        True, description="Pair each passage with its gist (off: passages only, fewer evidence tokens)."
+    )
     split: bool = Field(
         True, description="Split questions with independent parts into parallel sub-questions."
     )
@@ -519,7 +522,7 @@ class DiffusionStrategy(AskStrategy):
             if selected
             else []
         )
-        evidence = paired_evidence(rows, dict(selected))
+        evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
         cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
             notes.append("these passages have no gists yet: run the 'gists' memory stage")
@@ -691,8 +694,10 @@ def _top_entities(rk: Ranking, snapshot: WalkSnapshot) -> list[dict[str, Any]]:
     return out
 
 
-def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) -> list[Evidence]:
-    """Each passage, then its gist (when it has one), in the passages' order."""
+def paired_evidence(
+    rows: Sequence[dict[str, Any]], scores: dict[str, float], gists: bool = True
+) -> list[Evidence]:
+    """Each passage, then (``gists``) its gist when it has one, in the passages' order."""
     out: list[Evidence] = []
     for row in rows:
         chunk_id, score = row["chunk_id"], scores[row["chunk_id"]]
@@ -701,7 +706,7 @@ def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) ->
             kind="passage", id=chunk_id, text=passage_text(title, row["text"]), score=score, doc_id=row["doc_id"],
             chunk_ids=(chunk_id,), metadata={"title": title, "gist_id": row.get("gist_id") or ""},
         ))  # fmt: skip
-        if row.get("gist_text"):
+        if gists and row.get("gist_text"):
             out.append(Evidence(
                 kind="gist", id=row["gist_id"], text=row["gist_text"], score=score, doc_id=row["doc_id"],
                 chunk_ids=(chunk_id,), metadata={"passage_id": chunk_id, "title": title, "method": row["gist_method"]},

@@ -280,6 +280,15 @@ def test_offline_answer_is_the_best_qa_pair_of_the_top_passages(films) -> None:
     assert result.details.offline_answer["chunk_id"] in {e.id for e in result.evidence if e.kind == "passage"}
 
 
+def test_without_gists_the_same_passages_come_alone(films) -> None:
+    memory, _ = films
+    paired = strategy(memory).ask("Where was the director of Big Eyes born?")
+    alone = strategy(memory, gists=False).ask("Where was the director of Big Eyes born?")
+    assert {e.kind for e in alone.evidence} == {"passage"}
+    assert [e.id for e in alone.evidence] == [e.id for e in paired.evidence if e.kind == "passage"]
+    assert alone.evidence_tokens < paired.evidence_tokens
+
+
 def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
     memory, _ = films
     result = strategy(memory).ask("Which film came out first, Big Eyes or Edward Scissorhands?")
