@@ -617,8 +617,7 @@ class DiffusionStrategy(AskStrategy):
             return self.answerer.answer_texts(question, [e.text for e in evidence]).text, "llm"
         vector = rankings[0].vector if len(rankings) == 1 else self.context.embedder.embed_query(question)
         threshold = self._na_threshold(snapshot)
-        qa_rows = [qa for row in rows for qa in row["qa"]]
-        best = best_qa_pair(self.context, question, np.asarray(vector), qa_rows)
+        best = best_qa_pair(self.context, question, np.asarray(vector), rows)
         details.offline_answer = {"threshold": threshold}
         if best is None:
             return NA, "offline"
@@ -730,23 +729,40 @@ def passage_citations(rows: Sequence[dict[str, Any]], evidence: Sequence[Evidenc
     return out
 
 
-def group_qa_rows(qa_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per QA pair from one row per (QA pair, answer entity), answers collected in order."""
+#: The fields of one QA list of ``diffusion/passages_with_gists`` (one per QA pair and answer entity).
+QA_FIELDS = (
+    "qa_id",
+    "question",
+    "question_entity_ids",
+    "verb_phrase",
+    "answer_id",
+    "answer_name",
+    "answer_type",
+)
+
+
+def group_qa_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One dict per QA pair of these passage rows, its answers collected in order."""
     grouped: dict[str, dict[str, Any]] = {}
-    for r in qa_rows:
-        row = grouped.setdefault(r["qa_id"], {**r, "answer_ids": [], "answer_names": [], "answer_types": []})
-        row["answer_ids"].append(r["answer_id"])
-        row["answer_names"].append(r["answer_name"])
-        row["answer_types"].append(r["answer_type"])
+    for row in rows:
+        for values in row["qa"]:
+            r = dict(zip(QA_FIELDS, values, strict=True))
+            qa = grouped.setdefault(r["qa_id"], {
+                **r, "doc_id": row["doc_id"], "chunk_id": row["chunk_id"],
+                "answer_ids": [], "answer_names": [], "answer_types": [],
+            })  # fmt: skip
+            qa["answer_ids"].append(r["answer_id"])
+            qa["answer_names"].append(r["answer_name"])
+            qa["answer_types"].append(r["answer_type"])
     return sorted(grouped.values(), key=lambda r: (r["chunk_id"], r["qa_id"]))
 
 
 def qa_candidates(
-    context: AskContext, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
+    context: AskContext, vector: np.ndarray, passage_rows: Sequence[dict[str, Any]]
 ) -> list[QACandidate]:
-    """The QA pairs of some passages (rows of ``passages_with_gists``' ``qa``), each with its
+    """The QA pairs of some passages (rows of ``diffusion/passages_with_gists``), each with its
     cosine to ``vector`` (stored QA question vectors)."""
-    rows = group_qa_rows(qa_rows)
+    rows = group_qa_rows(passage_rows)
     stored = (
         context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
         if rows
@@ -766,10 +782,10 @@ def qa_candidates(
 
 
 def best_qa_pair(
-    context: AskContext, question: str, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
+    context: AskContext, question: str, vector: np.ndarray, passage_rows: Sequence[dict[str, Any]]
 ) -> tuple[QACandidate, float] | None:
     """The QA pair of the top passages that the reranker scores best against the question."""
-    scored = context.reranker.score(question, qa_candidates(context, vector, qa_rows))
+    scored = context.reranker.score(question, qa_candidates(context, vector, passage_rows))
     return (scored[0].qa, float(scored[0].score)) if scored else None
 
 
