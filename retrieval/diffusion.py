@@ -60,8 +60,12 @@ when it starts and again when it finishes, and delete removes the Document
 node, so any change of the namespace's memory changes (count, latest stamp),
 even one done by another process; a version bumped by the ``gists`` stage
 would miss ingests that ran without it, and per-question subgraph extraction
-costs a Neo4j round trip per hop. Memory cost: the matrix plus ``4 × dim``
-bytes per passage (1.5 KB at 384-d).
+costs a Neo4j round trip per hop. The check reads one property per document
+(an index seek on the namespace): it grows with the number of documents, a few
+thousand database hits for MuSiQue, still far below the rest of a question. A
+rebuild after a change is the full export (seconds for a few thousand
+passages), paid by the first question after it. Memory cost: the matrix plus
+``4 × dim`` bytes per passage (1.5 KB at 384-d).
 """
 
 from __future__ import annotations
