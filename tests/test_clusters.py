@@ -174,6 +174,7 @@ def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory
         for cid, row in after.items()
         if cid not in before or set(row["members"]) != set(before[cid]["members"])
     }
+    print(f"6 new chunks: {len(revised)} of {len(after)} clusters re-summarised, {len(regrouped)} regrouped")
     assert report.written["summaries"] == len(revised) > 0
     assert len(regrouped) <= report.written["clusters_written"] >= len(revised)
     assert len(revised) < len(before) / 2  # a small batch touches a small part of the hierarchy
