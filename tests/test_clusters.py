@@ -32,9 +32,10 @@ from engramdb.platform.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION
 
 QUESTION_COUNT = 3
-#: A denser chunk network than the default (cosine >= 0.29 across documents instead of 0.43), so sixty
-#: passages form regions big enough for label propagation to split and the levels above to regroup.
-DENSE = {"theta": 0.2}
+#: A denser chunk network than the default (cosine >= 0.14 across documents instead of 0.43, still at most
+#: k links per chunk), so sixty passages form regions where label propagation splits communities whose
+#: crossing edges link them one level up.
+DENSE = {"theta": 0.1}
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +186,11 @@ def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory
     new_ids = {c.id for c in chunks[-6:]}
     assert all(any(n in row["members"] for row in after.values()) for n in new_ids)
     assert_healthy(stage, len(chunks))
+    # Taking the batch out again (the incremental delete path) leaves a healthy hierarchy without it.
+    removal = stage.remove_chunks(sorted(new_ids))
+    assert stage.missing() == len(new_ids) and removal.written["clusters_written"] < len(after)
+    assert_healthy(stage, len(chunks) - len(new_ids))
+    assert not any(new_ids & set(row["members"]) for row in clusters(stage).values())
 
 
 def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_memory: Memory) -> None:
