@@ -35,9 +35,9 @@ What lives where
   chunk belongs to a cluster); above, a group needs two members, otherwise its
   one member is a root. A single-chunk cluster *is* its chunk: its summary is
   the chunk's lead sentence and its vector the chunk's (payload ``kind =
-  "S1"``), with no model call and no embedding; in a sparse network most
-  level-1 clusters are such, and summarising them would cost as much as the
-  rest of the hierarchy while adding nothing the chunk does not say.
+  "S1"``), with no model call and no embedding: a summary of one chunk would
+  say nothing the chunk does not, and with a model it would cost one call per
+  isolated chunk (on 2Wiki, one level-1 cluster in eight).
 
 How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 ------------------------------------------------------------
@@ -482,7 +482,7 @@ class ClusterStage(MemoryStage):
             label: ordered[label][:basis_size] if basis_size else extractive[label][1] for label in labels
         }
         # A cluster of one chunk is that chunk: its summary is the chunk's lead sentence and its vector the
-        # chunk's, with no model call and no embedding (most level-1 clusters of a sparse network are such).
+        # chunk's, with no model call and no embedding.
         single = {
             label for label in labels if len(groups[label]) == 1 and next(iter(groups[label])) in vectors
         }
