@@ -70,6 +70,7 @@ ABLATION: list[dict[str, Any]] = [
     {"epsilon": 1.0}, {"epsilon": 0.9}, {"epsilon": 0.8}, {"epsilon": 0.5}, {"epsilon": 0.0},
     {"restart_probability": 0.15}, {"restart_probability": 0.3}, {"restart_probability": 0.7},
     {"fact_top_k": 2}, {"fact_top_k": 10}, {"fact_top_k": 20},
+    {"gists": False},  # passages only: the same ranking at the evidence tokens of dense top-5
 ]  # fmt: skip
 
 

@@ -416,16 +416,20 @@ def group_members(
 
 
 def inter_cluster_links(view: LevelView, groups: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:
-    """Each cluster's links to the other clusters of its level, from its members' links one level down.
+    """Each cluster's links to the other clusters of its level: the replica edges that cross them.
 
-    ``view`` is the level below (its nodes carry the cluster labels), ``groups``
-    the members of the clusters to link. Cluster A links to cluster B with the
-    summed weight of the links between a member of A and a member of B (CAM's
-    inter-cluster connections): an upper level connects only what its members
-    connected. A node in both A and B (a bridge, through its replicas) links
-    A and B through its links to either. The weight of A–B is the same whether
-    it is computed from A or from B, so relinking only the clusters that
-    changed keeps the level's network consistent.
+    ``view`` is the level below (its nodes carry the cluster labels on their
+    replicas), ``groups`` the members of the clusters to link. Every link
+    (u, v) of the level below is one replica edge, from u's replica whose
+    ego-network component holds v to v's replica that holds u; when those two
+    replicas carry different labels A and B, the edge connects clusters A and
+    B (CAM's inter-cluster connections). A–B weighs the summed weight of its
+    crossing edges. A node in two clusters does not link them by itself: each
+    of its replicas stands for one context, and only edges leaving a context
+    for another cluster connect. Every edge crosses at most one pair, so the
+    level above is never denser than the level below, and A–B weighs the same
+    whether it is computed from A or from B, so relinking only the clusters
+    that changed keeps the level's network consistent.
     """
     groups = {label: list(members) for label, members in groups.items()}
     view.ensure(m for members in groups.values() for m in members)
@@ -434,10 +438,14 @@ def inter_cluster_links(view: LevelView, groups: Mapping[str, Iterable[str]]) ->
     for label, members in groups.items():
         weights: dict[str, float] = defaultdict(float)
         for member in members:
-            for other, weight in view.neighbours(member).items():
-                for other_label in view.state(other).labels():
-                    if other_label != label:
-                        weights[other_label] += weight
+            state = view.state(member)
+            for other, weight in state.neighbours.items():
+                mine = state.replica_towards(other)
+                if mine is None or mine.label != label:
+                    continue  # the edge leaves another of the member's contexts
+                theirs = view.state(other).replica_towards(member)
+                if theirs is not None and theirs.label != label:
+                    weights[theirs.label] += weight
         out[label] = dict(weights)
     return out
 

@@ -35,9 +35,9 @@ What lives where
   chunk belongs to a cluster); above, a group needs two members, otherwise its
   one member is a root. A single-chunk cluster *is* its chunk: its summary is
   the chunk's lead sentence and its vector the chunk's (payload ``kind =
-  "S1"``), with no model call and no embedding; in a sparse network most
-  level-1 clusters are such, and summarising them would cost as much as the
-  rest of the hierarchy while adding nothing the chunk does not say.
+  "S1"``), with no model call and no embedding: a summary of one chunk would
+  say nothing the chunk does not, and with a model it would cost one call per
+  isolated chunk (on 2Wiki, one level-1 cluster in eight).
 
 How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 ------------------------------------------------------------
@@ -214,15 +214,17 @@ class ClusterStage(MemoryStage):
     def remove_chunks(self, chunk_ids: Sequence[str]) -> StageReport:
         """Take chunks out of the hierarchy but keep them in memory (the next run adds them again).
 
-        The same incremental walk as a delete; the chunks lose the stage marker,
-        so they count as not indexed. Benchmarks use it to bring a memory back
-        to where it was before a batch, and to time the removal path.
+        The same incremental walk as a delete; the chunks lose the stage marker
+        first, so they count as not indexed: a run cut short in between leaves
+        chunks that the next run indexes again (their links and replicas are
+        recomputed), never chunks marked as indexed that no cluster holds.
+        Benchmarks use it to bring a memory back to where it was before a
+        batch, and to time the removal path.
         """
-        report = self.grow((), chunk_ids)
         for start in range(0, len(chunk_ids), READ_SLICE):
             ids = list(chunk_ids[start : start + READ_SLICE])
             self.context.graph.write("clusters/unmark_chunks", ids=ids, stage=self.name)
-        return report
+        return self.grow((), chunk_ids)
 
     def clear(self) -> None:
         """Forget the namespace's whole hierarchy: links, replicas, clusters, their vectors and the markers."""
@@ -299,9 +301,13 @@ class ClusterStage(MemoryStage):
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
         _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
-        # The clusters above re-link when their members' links changed (those created or regrouped too,
-        # below); a relabelled member changes the links of its old and new cluster, which are regrouped.
-        relinked = {label for node in change.linked for label in view.state(node).labels()}
+        # The clusters above re-link when one of their members was re-replicated or relabelled (the edges
+        # crossing clusters are replica edges), or gained or lost a link; created or regrouped ones too.
+        relinked = {
+            label
+            for node in change.affected
+            for label in view.state(node).labels() | view.stored_labels.get(node, frozenset())
+        }
         keep, dissolve, existing = self._plan_parents(level, view, change, rewritten, relinked)
         rows, fresh = self._summarise(level, keep, existing, token, report)
         regrouped = {label for label in keep if label not in existing or label in change.changed_labels}
@@ -423,13 +429,10 @@ class ClusterStage(MemoryStage):
     def _cluster_links(
         self, level: int, clusters: set[str], below: LevelView | None
     ) -> dict[str, dict[str, float]]:
-        """The links of these clusters among the clusters of their level: their connections one level down.
-
-        Cluster A links to cluster B when a member of A is linked to a member of
-        B in the level below (CAM's inter-cluster connections), weighted by the
-        summed weight of those links; clusters that share a bridging member are
-        linked through its links. Links follow the structure the clusters came
-        from, so a level only connects what its members connected.
+        """The links of these clusters among the clusters of their level: the replica edges crossing them
+        one level down (CAM's inter-cluster connections, see
+        :func:`engramdb.ingestion.cluster_algorithms.inter_cluster_links`), so a level only connects what
+        its members connected and the hierarchy narrows towards one root per connected region.
         """
         if not clusters:
             return {}
@@ -479,7 +482,7 @@ class ClusterStage(MemoryStage):
             label: ordered[label][:basis_size] if basis_size else extractive[label][1] for label in labels
         }
         # A cluster of one chunk is that chunk: its summary is the chunk's lead sentence and its vector the
-        # chunk's, with no model call and no embedding (most level-1 clusters of a sparse network are such).
+        # chunk's, with no model call and no embedding.
         single = {
             label for label in labels if len(groups[label]) == 1 and next(iter(groups[label])) in vectors
         }

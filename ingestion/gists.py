@@ -14,9 +14,10 @@ What it writes, per chunk:
 Fact text. The graph keeps the verb phrase (``is published by``), its
 entities (``ROLE_IN``) and its QA pairs, but not which entity is the subject.
 The QA pairs tell: a question that contains the verb phrase followed by a
-question entity ("Who is the editor of *Journal X*?") asks for the subject, so
-the answer is the subject; any other question ("When was *X* published?")
-names its subject. The majority vote over a verb phrase's QA pairs gives the
+question entity ("Who is the editor of *Journal X*?"), or whose who/what/which
+is followed straight by the verb phrase ("Who was born in 1796?"), asks for
+the subject, so the answer is the subject; any other question ("When was *X*
+published?") names its subject. The majority vote over a verb phrase's QA pairs gives the
 subject; the other entities are objects: "Journal X is published by
 Wiley-Blackwell." Names are the entities' full names, so pronouns are
 already resolved (the extractors never write them into QA pairs).
@@ -173,13 +174,35 @@ def _contains(haystack: str, needle: str) -> bool:
     )
 
 
+_SUBJECT_WH = re.compile(r"^\s*(?:who|what|which)\b", re.I)
+_AUXILIARIES = frozenset(
+    {"is", "was", "are", "were", "be", "been", "has", "had", "have", "does", "did", "do"}
+)
+
+
 def _asks_for_subject(qa: QARef, vp_text: str, names: dict[str, str]) -> str | None:
-    """The question entity that follows the verb phrase in the question ("Who is the editor of X?" → X)."""
+    """The question entity that follows the verb phrase in the question ("Who is the editor of X?" → X).
+
+    Not for a verb phrase that is a bare auxiliary: "What is X?" asks what X is, X is the subject."""
+    if vp_text.strip().lower() in _AUXILIARIES:
+        return None
     for entity_id in qa.question_entity_ids:
         name = names.get(entity_id)
         if name and _contains(qa.question, f"{vp_text} {name}"):
             return entity_id
     return None
+
+
+def _wh_is_subject(question: str, vp_text: str) -> bool:
+    """Whether the question's wh-word stands where the subject goes: it is followed straight by
+    the verb phrase's first words ("Who was born in 1796?" for "was born", "Which company
+    offers X?" for "offers"), not by an auxiliary and another subject ("What was X voted?";
+    "When was X born?" never counts: when/where/how ask for objects)."""
+    words = vp_text.lower().split()[:2]
+    if not words or words == words[:1] and words[0] in _AUXILIARIES or not _SUBJECT_WH.match(question):
+        return False  # a bare "is" also follows the wh-word of "What is X?", which asks for an object
+    after = question.lower().split()[1:]
+    return after[: len(words)] == words or after[1 : 1 + len(words)] == words
 
 
 def order_participants(vp: VerbPhraseGSW, names: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -189,7 +212,7 @@ def order_participants(vp: VerbPhraseGSW, names: dict[str, str]) -> tuple[tuple[
     for qa in vp.qas:
         asked = [e for e in qa.question_entity_ids if e in names]
         object_id = _asks_for_subject(qa, vp.text, names)
-        if object_id is not None:
+        if object_id is not None or _wh_is_subject(qa.question, vp.text):
             votes[qa.answer_id] += 1
         elif asked:
             votes[asked[0]] += 1
@@ -388,7 +411,7 @@ class GistStage(MemoryStage):
     """Gist memory and embedded GSW facts per chunk (see the module docstring)."""
 
     name = "gists"
-    version = "1"
+    version = "2"  # 2: subject/object order also from "Who <verb phrase> ...?" questions
     collections = (GIST_COLLECTION, FACT_COLLECTION)
     summary = "a gist per chunk and one embedded fact per verb phrase (for ask --strategy diffusion)"
 

@@ -60,8 +60,12 @@ when it starts and again when it finishes, and delete removes the Document
 node, so any change of the namespace's memory changes (count, latest stamp),
 even one done by another process; a version bumped by the ``gists`` stage
 would miss ingests that ran without it, and per-question subgraph extraction
-costs a Neo4j round trip per hop. Memory cost: the matrix plus ``4 × dim``
-bytes per passage (1.5 KB at 384-d).
+costs a Neo4j round trip per hop. The check reads one property per document
+(an index seek on the namespace): it grows with the number of documents, a few
+thousand database hits for MuSiQue, still far below the rest of a question. A
+rebuild after a change is the full export (seconds for a few thousand
+passages), paid by the first question after it. Memory cost: the matrix plus
+``4 × dim`` bytes per passage (1.5 KB at 384-d).
 """
 
 from __future__ import annotations
@@ -71,9 +75,10 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,7 +90,7 @@ from engramdb.ingestion.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.ingestion.reconcile import normalize_name
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
-from engramdb.platform.vectors import VectorStore
+from engramdb.platform.vectors import VectorHit, VectorStore
 from engramdb.retrieval import decomposition as decomposition_module
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import (
@@ -113,6 +118,8 @@ from engramdb.retrieval.rerankers import Reranker
 from engramdb.retrieval.results import NA, AskResult, Citation, Details, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
+T = TypeVar("T")
+
 #: Entities and facts shown in the details (and under ``--trace``) per sub-question.
 DETAIL_ENTITIES = 8
 
@@ -132,6 +139,9 @@ class DiffusionRecipe(Recipe):
     )
     max_iterations: int = Field(100, ge=1, le=10_000, description="Upper bound on walk iterations.")
     top_k: int = Field(5, ge=1, le=100, description="Passages returned as evidence.")
+    gists: bool = Field(
+        True, description="Pair each passage with its gist (off: passages only, fewer evidence tokens)."
+    )
     split: bool = Field(
         True, description="Split questions with independent parts into parallel sub-questions."
     )
@@ -139,7 +149,12 @@ class DiffusionRecipe(Recipe):
         0.05, gt=0.0, lt=1.0,
         description="Offline N/A: accept a QA pair only above what unrelated passages reach this often.",
     )  # fmt: skip
-    na_probes: int = Field(60, ge=1, le=2000, description="Offline N/A: probe questions sampled from memory.")
+    na_probes: int = Field(
+        400,
+        ge=1,
+        le=5000,
+        description="Offline N/A: probe questions sampled from memory (a 95% quantile needs hundreds).",
+    )
 
 
 # --------------------------------------------------------------------------- snapshot
@@ -325,6 +340,17 @@ class SnapshotCache:
             return snapshot, True
 
 
+#: Threads that wait on Neo4j while the asking thread computes (a few per process are plenty:
+#: each question hands over at most one read at a time).
+_IO_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="diffusion-io")
+
+
+def _timed(function: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``function(*args)`` and the seconds it took (for the timings of work done on another thread)."""
+    t0 = time.perf_counter()
+    return function(*args), time.perf_counter() - t0
+
+
 #: Snapshot caches per (Neo4j driver, vector store): shared by every diffusion strategy built
 #: over the same stores (e.g. several recipes in one evaluation), dropped with the driver.
 _CACHES: weakref.WeakKeyDictionary[Any, dict[int, SnapshotCache]] = weakref.WeakKeyDictionary()
@@ -495,17 +521,19 @@ class DiffusionStrategy(AskStrategy):
         started = time.perf_counter()
         timings: dict[str, float] = {}
         notes: list[str] = []
-        t0 = time.perf_counter()
-        snapshot, rebuilt = self.snapshots.current(
-            self.context.graph, self.context.vectors, self.context.embedder.dim
-        )
-        timings["snapshot"] = time.perf_counter() - t0
+        ctx = self.context
+        # the freshness check waits on Neo4j while this thread embeds the question(s)
+        fresh = _IO_POOL.submit(_timed, self.snapshots.current, ctx.graph, ctx.vectors, ctx.embedder.dim)
         t0 = time.perf_counter()
         sequences, decomposed_by = self._split(question, decomposition)
         timings["split"] = time.perf_counter() - t0
         queries = [sub_question_text(s) for s in sequences] if len(sequences) > 1 else [question]
         t0 = time.perf_counter()
-        rankings = [self._rank(q, snapshot) for q in queries]
+        vectors = [np.asarray(ctx.embedder.embed_query(q), dtype=np.float32) for q in queries]
+        timings["embed"] = time.perf_counter() - t0
+        (snapshot, rebuilt), timings["snapshot"] = fresh.result()
+        t0 = time.perf_counter()
+        rankings = [self._rank(q, v, snapshot) for q, v in zip(queries, vectors, strict=True)]
         timings["rank"] = time.perf_counter() - t0
         if not any(r.facts for r in rankings):
             notes.append(
@@ -513,24 +541,30 @@ class DiffusionStrategy(AskStrategy):
             )
         selected = self._select(rankings, snapshot)
         t0 = time.perf_counter()
-        rows = (
-            self.context.graph.read(
-                "diffusion/passages_with_gists", ids=[c for c, _ in selected], with_qa=self.answerer is None
-            )
-            if selected
-            else []
+        # the passages' text comes from Neo4j while this thread finds the offline answer in Qdrant
+        read = _IO_POOL.submit(_timed, self._passage_rows, [c for c, _ in selected])
+        offline = (
+            None
+            if self.answerer is not None
+            else self._offline_answer(question, rankings, selected, snapshot)
         )
-        evidence = paired_evidence(rows, dict(selected))
+        rows, timings["evidence"] = read.result()
+        timings["answer"] = time.perf_counter() - t0
+        evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
         cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
             notes.append("these passages have no gists yet: run the 'gists' memory stage")
-        timings["evidence"] = time.perf_counter() - t0
         details = self._details(
             rankings, selected, snapshot, rebuilt, {r["chunk_id"]: r["title"] for r in rows}
         )
-        t0 = time.perf_counter()
-        answer, answered_by = self._answer(question, rankings, evidence, rows, snapshot, details)
-        timings["answer"] = time.perf_counter() - t0
+        if offline is None:
+            t0 = time.perf_counter()
+            answer = self.answerer.answer_texts(question, [e.text for e in evidence]).text  # type: ignore[union-attr]
+            answered_by = "llm"
+            timings["answer"] = time.perf_counter() - t0
+        else:
+            answer, details.offline_answer = offline
+            answered_by = "offline"
         timings["total"] = time.perf_counter() - started
         return AskResult(
             question=question, answer=answer, evidence=evidence, citations=cited,
@@ -560,10 +594,9 @@ class DiffusionStrategy(AskStrategy):
             sequences = offline_parallel_sequences(self.offline_decomposer, question)
             return sequences, f"offline (LLM decomposition unusable: {exc})"
 
-    def _rank(self, query: str, snapshot: WalkSnapshot) -> Ranking:
+    def _rank(self, query: str, vector: np.ndarray, snapshot: WalkSnapshot) -> Ranking:
         r = self.recipe
         ctx = self.context
-        vector = np.asarray(ctx.embedder.embed_query(query), dtype=np.float32)
         hits = (
             ctx.vectors.search(FACT_COLLECTION, ctx.namespace, vector, r.fact_top_k)
             if snapshot.entities
@@ -600,32 +633,31 @@ class DiffusionStrategy(AskStrategy):
             return rankings[0].best(snapshot.chunk_ids, k)
         return select_split([rk.best(snapshot.chunk_ids, 2 * k) for rk in rankings], k)
 
-    def _answer(
+    def _passage_rows(self, chunk_ids: list[str]) -> list[dict[str, Any]]:
+        return self.context.graph.read("diffusion/passages_with_gists", ids=chunk_ids) if chunk_ids else []
+
+    def _offline_answer(
         self,
         question: str,
         rankings: Sequence[Ranking],
-        evidence: Sequence[Evidence],
-        rows: Sequence[dict[str, Any]],
+        selected: Sequence[tuple[str, float]],
         snapshot: WalkSnapshot,
-        details: DiffusionDetails,
-    ) -> tuple[str, str]:
-        """With an LLM: its answer from the evidence texts (passages and gists) or N/A. Offline: the
-        best QA pair of the returned passages, N/A below the memory's threshold."""
-        if self.answerer is not None:
-            return self.answerer.answer_texts(question, [e.text for e in evidence]).text, "llm"
+    ) -> tuple[str, dict[str, Any]]:
+        """The best QA pair of the returned passages, ``N/A`` below the memory's threshold;
+        with what the trace shows about it."""
         vector = rankings[0].vector if len(rankings) == 1 else self.context.embedder.embed_query(question)
         threshold = self._na_threshold(snapshot)
-        qa_rows = [qa for row in rows for qa in row["qa"]]
-        best = best_qa_pair(self.context, question, np.asarray(vector), qa_rows)
-        details.offline_answer = {"threshold": threshold}
+        chunk_ids = [c for c, _ in selected]
+        best = best_qa_pair(self.context, question, np.asarray(vector, dtype=np.float32), chunk_ids)
+        shown: dict[str, Any] = {"threshold": threshold}
         if best is None:
-            return NA, "offline"
+            return NA, shown
         qa, score = best
         answer = ", ".join(qa.answer_names)
-        details.offline_answer.update(
+        shown.update(
             {"qa_id": qa.qa_id, "question": qa.question, "answer": answer, "score": score, "chunk_id": qa.chunk_id}
         )  # fmt: skip
-        return (answer if score >= threshold else NA), "offline"
+        return (answer if score >= threshold else NA), shown
 
     def _na_threshold(self, snapshot: WalkSnapshot) -> float:
         """The memory's N/A threshold for this reranker and recipe, calibrated once per snapshot."""
@@ -692,8 +724,10 @@ def _top_entities(rk: Ranking, snapshot: WalkSnapshot) -> list[dict[str, Any]]:
     return out
 
 
-def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) -> list[Evidence]:
-    """Each passage, then its gist (when it has one), in the passages' order."""
+def paired_evidence(
+    rows: Sequence[dict[str, Any]], scores: dict[str, float], gists: bool = True
+) -> list[Evidence]:
+    """Each passage, then (``gists``) its gist when it has one, in the passages' order."""
     out: list[Evidence] = []
     for row in rows:
         chunk_id, score = row["chunk_id"], scores[row["chunk_id"]]
@@ -702,7 +736,7 @@ def paired_evidence(rows: Sequence[dict[str, Any]], scores: dict[str, float]) ->
             kind="passage", id=chunk_id, text=passage_text(title, row["text"]), score=score, doc_id=row["doc_id"],
             chunk_ids=(chunk_id,), metadata={"title": title, "gist_id": row.get("gist_id") or ""},
         ))  # fmt: skip
-        if row.get("gist_text"):
+        if gists and row.get("gist_text"):
             out.append(Evidence(
                 kind="gist", id=row["gist_id"], text=row["gist_text"], score=score, doc_id=row["doc_id"],
                 chunk_ids=(chunk_id,), metadata={"passage_id": chunk_id, "title": title, "method": row["gist_method"]},
@@ -726,46 +760,38 @@ def passage_citations(rows: Sequence[dict[str, Any]], evidence: Sequence[Evidenc
     return out
 
 
-def group_qa_rows(qa_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per QA pair from one row per (QA pair, answer entity), answers collected in order."""
-    grouped: dict[str, dict[str, Any]] = {}
-    for r in qa_rows:
-        row = grouped.setdefault(r["qa_id"], {**r, "answer_ids": [], "answer_names": [], "answer_types": []})
-        row["answer_ids"].append(r["answer_id"])
-        row["answer_names"].append(r["answer_name"])
-        row["answer_types"].append(r["answer_type"])
-    return sorted(grouped.values(), key=lambda r: (r["chunk_id"], r["qa_id"]))
+#: Most QA pairs read per passage for the offline answer (MuSiQue passages hold 10 on average, 62 at most).
+QA_PER_PASSAGE = 500
 
 
-def qa_candidates(
-    context: AskContext, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
-) -> list[QACandidate]:
-    """The QA pairs of some passages (rows of ``passages_with_gists``' ``qa``), each with its
-    cosine to ``vector`` (stored QA question vectors)."""
-    rows = group_qa_rows(qa_rows)
-    stored = (
-        context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
-        if rows
-        else {}
-    )
-    out = []
-    for r in rows:
-        qa_vector = stored.get(r["qa_id"])
-        out.append(QACandidate(
-            qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
-            answer_names=tuple(r["answer_names"]), answer_types=tuple(r["answer_types"]),
-            question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"], chunk_id=r["chunk_id"],
-            verb_phrase=r["verb_phrase"] or "",
-            dense_score=float(qa_vector @ vector) if qa_vector is not None else None, via=("passage",),
-        ))  # fmt: skip
-    return out
+def qa_candidates(context: AskContext, vector: np.ndarray, chunk_ids: Sequence[str]) -> list[QACandidate]:
+    """The QA pairs of these passages, each with its cosine to ``vector``: one filtered vector
+    search (the QA points carry question, answers and types in their payload), so no graph read
+    sits on the answer's path."""
+    if not chunk_ids:
+        return []
+    hits = context.vectors.search(
+        QA_COLLECTION, context.namespace, vector, QA_PER_PASSAGE * len(chunk_ids),
+        where={"chunk_id": list(chunk_ids)},
+    )  # fmt: skip
+    return [_candidate(h) for h in hits]
+
+
+def _candidate(hit: VectorHit) -> QACandidate:
+    p = hit.payload
+    return QACandidate(
+        qa_id=hit.key, question=p.get("question") or "", answer_ids=tuple(p.get("answer_entity_ids") or ()),
+        answer_names=tuple(p.get("answer_names") or ()), answer_types=tuple(p.get("answer_types") or ()),
+        question_entity_ids=tuple(p.get("question_entity_ids") or ()), doc_id=p.get("doc_id") or "",
+        chunk_id=p.get("chunk_id") or "", dense_score=float(hit.score), via=("passage",),
+    )  # fmt: skip
 
 
 def best_qa_pair(
-    context: AskContext, question: str, vector: np.ndarray, qa_rows: Sequence[dict[str, Any]]
+    context: AskContext, question: str, vector: np.ndarray, chunk_ids: Sequence[str]
 ) -> tuple[QACandidate, float] | None:
     """The QA pair of the top passages that the reranker scores best against the question."""
-    scored = context.reranker.score(question, qa_candidates(context, vector, qa_rows))
+    scored = context.reranker.score(question, qa_candidates(context, vector, chunk_ids))
     return (scored[0].qa, float(scored[0].score)) if scored else None
 
 
@@ -793,37 +819,21 @@ def calibrate_na_threshold(
         return 0.0
     rng = np.random.default_rng(zlib.crc32(context.namespace.encode("utf-8")))
     others = min(passages, chunk_count - 1)
-    draws = [rng.choice(chunk_count, size=others + 1, replace=False) for _ in range(probes)]
-    needed = sorted({snapshot.chunk_ids[i] for draw in draws for i in draw})
-    rows = context.graph.read("diffusion/qa_pairs_of_chunks", chunk_ids=needed)
-    by_chunk: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_chunk.setdefault(row["chunk_id"], []).append(row)
-    stored = (
-        context.vectors.get_vectors(QA_COLLECTION, context.namespace, [r["qa_id"] for r in rows])
-        if rows
-        else {}
-    )
     samples = []
-    for draw in draws:
-        probe_rows = by_chunk.get(snapshot.chunk_ids[draw[0]], [])
-        probe_rows = [r for r in probe_rows if r["qa_id"] in stored]
-        if not probe_rows:
+    for _ in range(probes):
+        draw = rng.choice(chunk_count, size=others + 1, replace=False)
+        probe_chunk = snapshot.chunk_ids[draw[0]]
+        held = sorted(
+            qa_candidates(context, snapshot.chunk_vectors[draw[0]], [probe_chunk]), key=lambda c: c.qa_id
+        )
+        if not held:
             continue
-        probe = probe_rows[int(rng.integers(len(probe_rows)))]
-        vector = stored[probe["qa_id"]]
+        probe = held[int(rng.integers(len(held)))]
+        vector = context.vectors.get_vectors(QA_COLLECTION, context.namespace, [probe.qa_id]).get(probe.qa_id)
+        if vector is None:
+            continue
         unrelated = [snapshot.chunk_ids[i] for i in draw[1:]]
-        candidates = [
-            QACandidate(
-                qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
-                answer_names=tuple(r["answer_names"]), answer_types=tuple(r["answer_types"]),
-                question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"],
-                chunk_id=r["chunk_id"], dense_score=float(stored[r["qa_id"]] @ vector) if r["qa_id"] in stored else None,
-            )
-            for c in unrelated for r in by_chunk.get(c, [])
-        ]  # fmt: skip
-        scored = _score(context.reranker, probe["question"], candidates)
-        samples.append(scored)
+        samples.append(_score(context.reranker, probe.question, qa_candidates(context, vector, unrelated)))
     if not samples:
         return 0.0
     return float(np.quantile(np.asarray(samples), 1.0 - false_accept))

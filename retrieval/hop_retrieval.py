@@ -243,17 +243,18 @@ class HopRetriever:
             labelled = relabel(
                 list(merged[i].values()), subjects[i], unanchored=unmatched[i] and not subjects[i]
             )
-            labelled = [_variant_forward(c, names) for c in labelled]
+            labelled = [name_variant_forward(c, names) for c in labelled]
             out.append(HopCandidates(labelled, tuple(subjects[i]), tuple(names)))
         return out
 
 
-def _variant_forward(cand: QACandidate, names: Sequence[str]) -> QACandidate:
+def name_variant_forward(cand: QACandidate, names: Sequence[str]) -> QACandidate:
     """An unanchored pair whose question spells a longer form of a subject's name ("When was
     Charles Reser Frank born?" for a hop about "Charles Frank") is about the same one as far as
     anyone can tell: memory holds the two names as two entities only because nothing joined them.
-    Names of two words or more only, their words in order with at most two between; an initial
-    stands for any word it abbreviates ("D. Ross Lederman" for "David Ross Lederman")."""
+    Names of two words or more only, their words in order with at most two between and the last
+    word last; an initial stands for any word it abbreviates ("D. Ross Lederman" for "David Ross
+    Lederman")."""
     if cand.direction != "unanchored":
         return cand
     for name in names:
@@ -261,7 +262,8 @@ def _variant_forward(cand: QACandidate, names: Sequence[str]) -> QACandidate:
         if len(words) < 2:
             continue
         gap = r"(?:\s+\S+){0,2}\s+"
-        pattern = r"(?<!\w)" + gap.join(_word_or_initial(w) for w in words) + r"(?!\w)"
+        # the surname stays last: "Scott Alexander Young" is not a longer form of "Scott Alexander"
+        pattern = r"(?<!\w)" + gap.join(_word_or_initial(w) for w in words) + r"(?!\w)(?!\s+[A-Z])"
         if re.search(pattern, cand.question):
             return replace(cand, direction="forward")
     return cand

@@ -223,28 +223,45 @@ def test_an_established_cluster_absorbs_a_new_neighbour_instead_of_dissolving() 
 # --------------------------------------------------------------------------- the level above
 
 
-def test_clusters_link_through_their_members_links_symmetrically() -> None:
+def test_clusters_link_through_the_replica_edges_that_cross_them() -> None:
     stored = Stored()
-    # Triangles a and b bridged by v (one replica in each cluster), a triangle c apart from them, and
-    # a triangle z: neither is linked to anything.
-    links = {**triangle_links("a1", "a2", "a3"), **triangle_links("b1", "b2", "b3"),
-             **triangle_links("c1", "c2", "c3"), **triangle_links("z1", "z2", "z3")}  # fmt: skip
-    links["v"] = {"a1": 0.8, "a2": 0.8, "b1": 0.8, "b2": 0.8}
-    grow(stored, links)
+    edges = {("a1", "a2"): 0.9, ("a2", "b1"): 0.5, ("b1", "b2"): 0.9, ("v", "a1"): 0.8, ("v", "b2"): 0.8,
+             ("z1", "z2"): 0.9}  # fmt: skip
+    # node -> [(label, ego-network component)]: v bridges clusters A and B, one replica in each.
+    replicas = {"a1": [("A", {"a2"}), ("A", {"v"})], "a2": [("A", {"a1"}), ("A", {"b1"})],
+                "b1": [("B", {"a2"}), ("B", {"b2"})], "b2": [("B", {"b1"}), ("B", {"v"})],
+                "v": [("A", {"a1"}), ("B", {"b2"})], "z1": [("Z", {"z2"})], "z2": [("Z", {"z1"})]}  # fmt: skip
+    for node, parts in replicas.items():
+        neighbours = {b if a == node else a: w for (a, b), w in edges.items() if node in (a, b)}
+        stored.nodes[node] = NodeState(node, neighbours, [
+            Replica(f"{node}~r{i}", node, label, frozenset(members)) for i, (label, members) in enumerate(parts)
+        ])  # fmt: skip
     groups = stored.groups()
-    label = {n: stored.nodes[n].replicas[0].label for n in ("a1", "b1", "c1", "z1")}
-    assert len(set(label.values())) == 4 and groups[label["a1"]] == {"a1", "a2", "a3", "v"}, groups
-    a, b, z = label["a1"], label["b1"], label["z1"]
+    assert groups["A"] == {"a1", "a2", "v"} and groups["B"] == {"b1", "b2", "v"}
     out = inter_cluster_links(stored.view(), groups)
-    # v is in a and in b: its four links (0.8 each) are what connects the two clusters.
-    assert out[a] == {b: pytest.approx(3.2)}
-    assert out[z] == {}  # nothing links z's members to anyone else
-    for x, per in out.items():
-        for y, weight in per.items():
-            assert out[y][x] == pytest.approx(weight)  # the same weight from either side
+    # Only a2-b1 leaves one cluster for the other; v, in both, does not link them by itself.
+    assert out == {"A": {"B": pytest.approx(0.5)}, "B": {"A": pytest.approx(0.5)}, "Z": {}}
     # Linking some clusters reads only their members and the members' neighbours.
-    only = inter_cluster_links(stored.view(), {a: groups[a]})
-    assert only == {a: out[a]} and not {"z1", "z2", "z3", "c1", "c2", "c3"} & set(stored.loaded)
+    only = inter_cluster_links(stored.view(), {"A": groups["A"]})
+    assert only == {"A": out["A"]} and not {"z1", "z2"} & set(stored.loaded)
+
+
+def test_two_grown_communities_link_through_their_crossing_edges() -> None:
+    def clique(names: list[str], w: float = 0.9) -> dict[str, dict[str, float]]:
+        return {a: {b: w for b in names[i + 1 :]} for i, a in enumerate(names)}
+
+    stored = Stored()
+    grow(stored, clique([f"a{i}" for i in range(5)]))
+    links = clique([f"b{i}" for i in range(5)])
+    links["b0"].update({"a0": 0.3, "a1": 0.3})
+    links["b1"].update({"a0": 0.3})
+    grow(stored, links)  # a second community, joined to the first by three weak links
+    groups = stored.groups()
+    a = stored.nodes["a0"].replicas[0].label
+    b = stored.nodes["b0"].replicas[0].label
+    assert groups == {a: {f"a{i}" for i in range(5)}, b: {f"b{i}" for i in range(5)}}
+    out = inter_cluster_links(stored.view(), groups)
+    assert out == {a: {b: pytest.approx(0.9)}, b: {a: pytest.approx(0.9)}}  # the three crossing edges
 
 
 def test_relinking_touches_only_the_ends_of_changed_links_and_their_common_neighbours() -> None:

@@ -165,6 +165,18 @@ def test_offline_gist_verbalises_facts_with_subject_from_the_qa_pairs() -> None:
         "George T. Solomon is the editor of Journal of Small Business Management.",
     ]
     assert facts[2].subject_ids == ("g",) and facts[2].object_ids == ("j",)
+    # "Who was born in X?" asks for the subject even though it names X first; "What is X?" does not
+    people = {"b": "Thomas Bevan", "c": "c.1796", "r": "river", "h": "Humaya River"}
+    people_mentions = tuple(Mention(k, v, "THING", v, ()) for k, v in people.items())
+    born = ChunkGSW("c3", "d2", people_mentions, (
+        VerbPhraseGSW("c3/v1", "was born", ("b", "c"), (
+            QARef("Who was born in c.1796?", ("c",), "b"), QARef("When was Thomas Bevan born?", ("b",), "c"))),
+        VerbPhraseGSW("c3/v2", "is", ("h", "r"), (QARef("What is Humaya River?", ("h",), "r"),)),
+    ))  # fmt: skip
+    assert [f.text for f in chunk_facts(born)] == [
+        "Thomas Bevan was born in c.1796.",
+        "Humaya River is river.",
+    ]
     chunk = StageChunk("c1", "d1", "JSBM", "The journal was first published in 1963.", 0)
     gist = offline_gist(chunk, gsw, facts)
     assert gist.text.startswith("Journal of Small Business Management is published by Wiley-Blackwell.")
@@ -266,6 +278,15 @@ def test_offline_answer_is_the_best_qa_pair_of_the_top_passages(films) -> None:
     result = strategy(memory).ask("Who directed Big Eyes?")
     assert result.answer == "Tim Burton"
     assert result.details.offline_answer["chunk_id"] in {e.id for e in result.evidence if e.kind == "passage"}
+
+
+def test_without_gists_the_same_passages_come_alone(films) -> None:
+    memory, _ = films
+    paired = strategy(memory).ask("Where was the director of Big Eyes born?")
+    alone = strategy(memory, gists=False).ask("Where was the director of Big Eyes born?")
+    assert {e.kind for e in alone.evidence} == {"passage"}
+    assert [e.id for e in alone.evidence] == [e.id for e in paired.evidence if e.kind == "passage"]
+    assert alone.evidence_tokens < paired.evidence_tokens
 
 
 def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
