@@ -48,11 +48,18 @@ def measure(memory: Memory, questions: list[dict], repeat: int) -> dict:
 def ensure(memory: Memory, corpora: list[Path]) -> dict:
     docs = [d for c in corpora for d in load_path(c)]
     report = memory.ingest(docs)
-    return {"passages": len(docs), "ingested_now": report.ingested, "seconds": report.seconds, **memory.stats()}
+    return {
+        "passages": len(docs),
+        "ingested_now": report.ingested,
+        "seconds": report.seconds,
+        **memory.stats(),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-2wiki", action="store_true")
     parser.add_argument("--out", type=Path)
@@ -64,11 +71,15 @@ def main() -> None:
     results: dict = {}
     with local_neo4j(settings):
         with Memory("bench-musique", settings) as memory:
-            results["musique"] = {"memory": ensure(memory, [musique]), **measure(memory, questions, args.repeat)}
+            results["musique"] = {
+                "memory": ensure(memory, [musique]),
+                **measure(memory, questions, args.repeat),
+            }
         if not args.skip_2wiki:
             with Memory("bench-musique-2wiki", settings) as memory:
                 results["musique+2wiki"] = {
-                    "memory": ensure(memory, [musique, wiki]), **measure(memory, questions, args.repeat)
+                    "memory": ensure(memory, [musique, wiki]),
+                    **measure(memory, questions, args.repeat),
                 }
     for name, r in results.items():
         m = r["memory"]

@@ -125,20 +125,32 @@ def _write_with_neomodel(m, ns: str, rows: BatchRows) -> None:
         chunks[r["chunk_id"]].mentions.connect(entities[r["entity_id"]], {
             "namespace": ns, "doc_id": r["doc_id"], "surface": r["surface"], "type": r["type"],
             "aliases": r["aliases"], "alias_keys": r["alias_keys"], "roles": r["roles"], "states": r["states"]})  # fmt: skip
-        acc = summary.setdefault(r["entity_id"], {"aliases": [], "alias_keys": [], "types": [], "roles": [], "states": []})
+        acc = summary.setdefault(
+            r["entity_id"], {"aliases": [], "alias_keys": [], "types": [], "roles": [], "states": []}
+        )
         for field, values in (("aliases", [*r["aliases"], r["surface"]]), ("alias_keys", r["alias_keys"]),
                               ("types", [r["type"]]), ("roles", r["roles"]), ("states", r["states"])):  # fmt: skip
             acc[field] += [v for v in values if v not in acc[field]]
     for entity_id, acc in summary.items():
         e = entities[entity_id]
         e.aliases = [a for a in acc["aliases"] if a != e.name]
-        e.alias_keys, e.types, e.roles, e.states = acc["alias_keys"], acc["types"], acc["roles"], acc["states"]
+        e.alias_keys, e.types, e.roles, e.states = (
+            acc["alias_keys"],
+            acc["types"],
+            acc["roles"],
+            acc["states"],
+        )
         e.aliases_text, e.roles_text = " ".join(e.aliases), " ".join(e.roles)
-        e.states_text, e.mention_count = " ".join(e.states), sum(1 for r in rows.mentions if r["entity_id"] == entity_id)
+        e.states_text, e.mention_count = (
+            " ".join(e.states),
+            sum(1 for r in rows.mentions if r["entity_id"] == entity_id),
+        )
         e.save()
     vps = {}
     for r in rows.verb_phrases:
-        vp = m.VerbPhrase(namespace=ns, uid=r["id"], text=r["text"], doc_id=r["doc_id"], chunk_id=r["chunk_id"]).save()
+        vp = m.VerbPhrase(
+            namespace=ns, uid=r["id"], text=r["text"], doc_id=r["doc_id"], chunk_id=r["chunk_id"]
+        ).save()
         chunks[r["chunk_id"]].verb_phrases.connect(vp, {})
         for eid in r["entity_ids"]:
             entities[eid].role_in.connect(vp, {"namespace": ns, "doc_id": r["doc_id"]})
@@ -152,11 +164,15 @@ def _write_with_neomodel(m, ns: str, rows: BatchRows) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", type=Path, default=SHARED / "data" / "2wiki" / "corpus.json")
     parser.add_argument("--limit", type=int, help="Only the first N passages.")
     parser.add_argument("--ratio-docs", type=int, default=100, help="Passages for the write-path comparison.")
-    parser.add_argument("--ratio-repeat", type=int, default=3, help="Runs of the write-path comparison (median).")
+    parser.add_argument(
+        "--ratio-repeat", type=int, default=3, help="Runs of the write-path comparison (median)."
+    )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

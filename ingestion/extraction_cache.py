@@ -46,14 +46,18 @@ class ExtractionCache:
 
     def delete_document(self, namespace: str, doc_id: str) -> int:
         with self._lock:
-            cur = self._db.execute("DELETE FROM extraction WHERE namespace = ? AND doc_id = ?", (namespace, doc_id))
+            cur = self._db.execute(
+                "DELETE FROM extraction WHERE namespace = ? AND doc_id = ?", (namespace, doc_id)
+            )
         return cur.rowcount
 
     def count(self, namespace: str | None = None) -> int:
         with self._lock:
             if namespace is None:
                 return self._db.execute("SELECT count(*) FROM extraction").fetchone()[0]
-            return self._db.execute("SELECT count(*) FROM extraction WHERE namespace = ?", (namespace,)).fetchone()[0]
+            return self._db.execute(
+                "SELECT count(*) FROM extraction WHERE namespace = ?", (namespace,)
+            ).fetchone()[0]
 
     def close(self) -> None:
         with self._lock:

@@ -118,7 +118,9 @@ class MemoryStage(ABC):
         failed = {chunk_id for chunk_id, _ in report.failures}
         done = [c.id for c in chunks if c.id not in failed]
         if done:
-            self.context.graph.write("stages/mark_chunks", chunk_ids=done, stage=self.name, marker=self.marker)
+            self.context.graph.write(
+                "stages/mark_chunks", chunk_ids=done, stage=self.name, marker=self.marker
+            )
         return report
 
     def missing(self) -> int:
@@ -129,7 +131,9 @@ class MemoryStage(ABC):
         """Bring the whole namespace up to date: index every chunk that lacks this stage's marker."""
         total = StageReport(self.name)
         while True:
-            rows = self.context.graph.read("stages/chunks_missing_stage", marker=self.marker, limit=self.batch_size)
+            rows = self.context.graph.read(
+                "stages/chunks_missing_stage", marker=self.marker, limit=self.batch_size
+            )
             if not rows:
                 return total
             chunks = [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
@@ -151,7 +155,9 @@ def register_stage(cls: type[MemoryStage]) -> type[MemoryStage]:
     """Class decorator: make a memory stage available by its ``name``."""
     existing = _REGISTRY.get(cls.name)
     if existing is not None and existing is not cls:
-        raise ValueError(f"two memory stages are named {cls.name!r}: {existing.__module__} and {cls.__module__}")
+        raise ValueError(
+            f"two memory stages are named {cls.name!r}: {existing.__module__} and {cls.__module__}"
+        )
     _REGISTRY[cls.name] = cls
     return cls
 

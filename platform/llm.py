@@ -75,7 +75,9 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
             raise ConfigError(f"llm {settings.llm!r} needs an API key: set {provider.key_env}")
         kwargs["api_key"] = key.get_secret_value()
     if provider.needs_base_url and not settings.llm_base_url:
-        raise ConfigError(f"llm {settings.llm!r} needs the server's URL: set ENGRAMDB_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
+        raise ConfigError(
+            f"llm {settings.llm!r} needs the server's URL: set ENGRAMDB_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1)"
+        )
     if settings.llm_base_url:
         kwargs["base_url"] = settings.llm_base_url
     if name == "openai-compatible":
@@ -87,7 +89,9 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     try:
         module = __import__(provider.module, fromlist=[provider.chat_class])
     except ImportError as exc:
-        raise ConfigError(f"llm {settings.llm!r} needs {provider.module}: pip install '{provider.extra}'") from exc
+        raise ConfigError(
+            f"llm {settings.llm!r} needs {provider.module}: pip install '{provider.extra}'"
+        ) from exc
     return getattr(module, provider.chat_class)(**kwargs)
 
 

@@ -210,7 +210,9 @@ def point_id(namespace: str, key: str) -> str:
 
 
 def _no_collection(collection: str) -> VectorInputError:
-    return VectorInputError(f"vector collection {collection!r} does not exist: call ensure_collection() first")
+    return VectorInputError(
+        f"vector collection {collection!r} does not exist: call ensure_collection() first"
+    )
 
 
 def _check_collection(collection: str) -> str:
