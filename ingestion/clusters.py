@@ -187,7 +187,9 @@ class ClusterStage(MemoryStage):
     """CAM hierarchy: chunk network, ego-network replicas, incremental label propagation, summaries."""
 
     name = "clusters"
-    version = "1"
+    # 2: upper levels link only through the replica edges that cross two clusters (1 linked every
+    # label of a neighbour); a hierarchy built by another version is rebuilt whole (index_namespace)
+    version = "2"
     collections = (CLUSTER_COLLECTION,)
     summary = "hierarchical clusters of chunks with summaries, grown incrementally (CAM)"
     batch_size = 10_000  # one growth step for a whole backlog: cheaper than many small ones
@@ -236,7 +238,13 @@ class ClusterStage(MemoryStage):
         self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace)
 
     def index_namespace(self, progress: ProgressCallback | None = None) -> StageReport:
-        """Index every chunk the stage has not indexed, then finish any level an interrupted run left pending."""
+        """Index every chunk the stage has not indexed, then finish any level an interrupted run left pending.
+
+        A hierarchy that another version of the stage built is cleared first and built again: growth
+        keeps the invariants of its own version only, so mixing two would leave a hierarchy neither
+        version would build."""
+        if self.stale():
+            self.clear()
         report = super().index_namespace(progress)
         if self._pending():
             report.add(self.grow((), ()))

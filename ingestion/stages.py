@@ -127,6 +127,11 @@ class MemoryStage(ABC):
         """Indexable chunks of the namespace this stage version has not indexed."""
         return int(self.context.graph.read("stages/count_missing_stage", marker=self.marker)[0]["missing"])
 
+    def stale(self) -> int:
+        """Chunks indexed by another version of this stage (their memory was built differently)."""
+        rows = self.context.graph.read("stages/count_stale_markers", stage=self.name, marker=self.marker)
+        return int(rows[0]["stale"])
+
     def index_namespace(self, progress: ProgressCallback | None = None) -> StageReport:
         """Bring the whole namespace up to date: index every chunk that lacks this stage's marker."""
         total = StageReport(self.name)

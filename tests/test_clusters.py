@@ -392,3 +392,18 @@ def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memor
     assert finished.chunks == 0 and finished.written["summaries"] > 0
     assert max(row["level"] for row in stage.level_counts()) >= 2
     assert_healthy(stage, len(chunks))
+
+
+def test_a_hierarchy_built_by_another_stage_version_is_rebuilt_whole(module_memory: Memory) -> None:
+    stage = make_stage(module_memory, **DENSE)
+    stage.clear()
+    chunks = all_chunks(stage)
+    stage.run(chunks[: len(chunks) // 2])
+    # Mark that half as indexed by an older version of the stage, as a memory built before an upgrade is.
+    stage.context.graph.write("stages/mark_chunks", chunk_ids=[c.id for c in chunks[: len(chunks) // 2]],
+                              stage=stage.name, marker=f"{stage.name}@0")  # fmt: skip
+    assert stage.stale() == len(chunks) // 2
+    report = stage.index_namespace()
+    assert report.chunks == len(chunks)  # every chunk grown again, not only the half never indexed
+    assert stage.stale() == 0 and stage.missing() == 0
+    assert_healthy(stage, len(chunks))

@@ -138,7 +138,7 @@ def test_sigkill_midway_then_rerun_equals_clean_run(
     isolated_settings, tmp_path: Path, driver, musique_corpus
 ) -> None:
     corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps(musique_corpus[:80]))
+    corpus.write_text(json.dumps(musique_corpus[:40]))
     env = {**os.environ, "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
            "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value()}  # fmt: skip
     killed_home, clean_home = tmp_path / "killed", tmp_path / "clean"
@@ -154,13 +154,13 @@ def test_sigkill_midway_then_rerun_equals_clean_run(
         done = _count(
             driver, "MATCH (d:Document {namespace: $ns, status: 'done'}) RETURN count(d)", ns=ns_killed
         )
-        if done >= 16:
+        if done >= 8:
             break
         time.sleep(0.2)
     assert proc.poll() is None, "ingest finished before it could be interrupted"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert 16 <= done < 80
+    assert 8 <= done < 40
 
     for home, ns in ((killed_home, ns_killed), (clean_home, ns_clean)):
         result = subprocess.run(_ingest_command(home, ns, corpus, isolated_settings), env=env,
@@ -176,7 +176,7 @@ def test_sigkill_midway_then_rerun_equals_clean_run(
 
     resumed, clean = snapshot(killed_home, ns_killed), snapshot(clean_home, ns_clean)
     assert resumed == clean
-    assert clean["documents_done"] == 80 and clean["qa_vectors"] == clean["qa_pairs"] > 0
+    assert clean["documents_done"] == 40 and clean["qa_vectors"] == clean["qa_pairs"] > 0
 
 
 def test_memory_made_by_another_pipeline_version_is_redone(memory: Memory, driver) -> None:
