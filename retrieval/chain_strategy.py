@@ -53,7 +53,7 @@ class ChainRecipe(Recipe):
         None,
         ge=0.0,
         le=1.0,
-        description="Offline: below this best-chain score, N/A. Unset: calibrated on each memory from "
+        description="Offline: N/A when the best chain's support (its weakest hop) is below this. Unset: calibrated on each memory from "
         "probes it provides (questions rebuilt from its QA pairs, and the same with invented names).",
     )
     na_false_accept: float = Field(
