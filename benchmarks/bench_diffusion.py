@@ -186,11 +186,22 @@ def print_quality(rows: list[dict[str, Any]]) -> None:
 def measure(
     memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int
 ) -> dict[str, Any]:
-    """One memory: the first question (which refreshes the snapshot if memory changed), then the timed run."""
+    """One memory: the first question (which refreshes the snapshot if memory changed), then the timed run.
+
+    Prints a ``measuring`` line before and a ``measured`` line after, so whoever shares the machine
+    can keep out of the way of the timed part; the load average during it is recorded with the result.
+    """
+    print(f"[{time.strftime('%H:%M:%S')}] measuring (load {os.getloadavg()[0]:.1f})", flush=True)
     phase = first_ask(strategy, questions[0]["question"])
     snapshot, _ = strategy.snapshots.current(memory.graph, memory.vectors, memory.embedder.dim)
     phase["snapshot"] = snapshot_numbers(snapshot)
     phase.update(latency(strategy, questions, repeat))
+    phase["load_average_1min_after"] = os.getloadavg()[0]
+    print(
+        f"[{time.strftime('%H:%M:%S')}] measured: p50 {phase['p50_ms']:.1f} ms "
+        f"(load {phase['load_average_1min_after']:.1f})",
+        flush=True,
+    )
     return phase
 
 

@@ -812,16 +812,18 @@ def calibrate_na_threshold(
     of cases. Deterministic per namespace (the draw is seeded by its name) and
     computed once per snapshot; it uses no evaluation question. With fewer than
     two passages there is nothing unrelated to sample and every best QA pair is
-    accepted (threshold 0).
+    accepted (threshold 0). Passages without a vector (a document whose ingest
+    has not finished) are never drawn: no question can return them either.
     """
-    chunk_count = len(snapshot.chunk_ids)
-    if chunk_count < 2:
+    # the passages a question can return: those with a vector (their snapshot row is not all zeros)
+    usable = np.flatnonzero(np.any(snapshot.chunk_vectors != 0, axis=1))
+    if len(usable) < 2:
         return 0.0
     rng = np.random.default_rng(zlib.crc32(context.namespace.encode("utf-8")))
-    others = min(passages, chunk_count - 1)
+    others = min(passages, len(usable) - 1)
     samples = []
     for _ in range(probes):
-        draw = rng.choice(chunk_count, size=others + 1, replace=False)
+        draw = usable[rng.choice(len(usable), size=others + 1, replace=False)]
         probe_chunk = snapshot.chunk_ids[draw[0]]
         held = sorted(
             qa_candidates(context, snapshot.chunk_vectors[draw[0]], [probe_chunk]), key=lambda c: c.qa_id

@@ -366,6 +366,30 @@ def test_deleting_a_document_removes_its_gists_facts_vectors_and_walk_nodes(memo
     assert again.details.snapshot["rebuilt"] and again.details.snapshot["chunks"] == 4
 
 
+def test_calibration_never_draws_a_passage_without_a_vector(memory: Memory) -> None:
+    """A passage whose vector is not (yet) stored, as an unfinished ingest leaves it, has an all-zero
+    row in the walk snapshot; the offline N/A calibration used to draw it as a probe and fail on a
+    zero query vector."""
+    from engramdb.retrieval.diffusion import calibrate_na_threshold
+
+    memory.ingest(CORPUS)
+    GistStage(stage_context(memory)).index_namespace()
+    chunks = graph_rows(memory, "MATCH (c:Chunk {namespace: $namespace}) RETURN c.id AS id ORDER BY id")
+    missing = [r["id"] for r in chunks[:3]]
+    memory.vectors.delete(CHUNK_COLLECTION, memory.namespace, keys=missing)
+    ask = strategy(memory)
+    context = ask.context
+    snapshot, _ = snapshot_cache(memory.graph, memory.vectors).current(
+        memory.graph, memory.vectors, memory.embedder.dim
+    )
+    rows = [snapshot.chunk_ids.index(chunk_id) for chunk_id in missing]
+    assert not snapshot.chunk_vectors[rows].any()  # the three passages have all-zero rows
+    threshold = calibrate_na_threshold(context, snapshot, probes=40, passages=2, false_accept=0.2)
+    assert 0.0 < threshold <= 1.0
+    result = ask.ask("Who directed Big Eyes?")  # calibrates on this snapshot, then answers
+    assert result.evidence and result.details.snapshot["chunks"] == len(chunks)
+
+
 def test_ingest_runs_the_stage_and_delete_cascades_through_it(isolated_settings, namespace: str) -> None:
     """The same cascade through Memory.ingest / Memory.delete, with the gists stage configured."""
     with Memory(
