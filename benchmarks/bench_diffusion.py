@@ -192,6 +192,11 @@ def measure(
     can keep out of the way of the timed part; the load average during it is recorded with the result.
     """
     print(f"[{time.strftime('%H:%M:%S')}] measuring (load {os.getloadavg()[0]:.1f})", flush=True)
+    # Both memories are asked the same 50 questions: without this, the second measurement would take
+    # their vectors from the embedder's query cache and leave the embedding out of its latency.
+    query_cache = getattr(strategy.context.embedder, "_cache", None)
+    if query_cache is not None:
+        query_cache.clear()
     phase = first_ask(strategy, questions[0]["question"])
     snapshot, _ = strategy.snapshots.current(memory.graph, memory.vectors, memory.embedder.dim)
     phase["snapshot"] = snapshot_numbers(snapshot)
