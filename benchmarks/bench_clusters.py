@@ -205,7 +205,8 @@ def table(results: dict) -> str:
     )
     big = results["rebuild_with_biggest_batch"]
     lines.append(f"| rebuild, {big['chunks']} chunks | {big['seconds']} | | | |")
-    lines.append(f"\ntime ~ size^{results['growth_exponent']} (below 1: sublinear)")
+    if results["growth_exponent"] is not None:  # needs two batch sizes or more
+        lines.append(f"\ntime ~ size^{results['growth_exponent']} (below 1: sublinear)")
     return "\n".join(lines)
 
 
