@@ -39,20 +39,12 @@ from pathlib import Path
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
-from engramdb.ingestion.clusters import ClusterStage
+from engramdb.ingestion.clusters import ClusterStage, health_problems
 from engramdb.ingestion.loaders import load_path
 from engramdb.ingestion.stages import StageChunk, StageContext, StageReport
 from engramdb.platform.memory import Memory
 
 NAMESPACE = "bench-clusters"
-PROBLEMS = (
-    "unreachable_chunks",
-    "bad_member_edges",
-    "undersized",
-    "wrong_size",
-    "leftovers",
-    "orphan_replicas",
-)
 
 
 def stage_for(memory: Memory) -> ClusterStage:
@@ -63,15 +55,9 @@ def shape(stage: ClusterStage) -> dict[int, int]:
     return {row["level"]: row["clusters"] for row in stage.level_counts()}
 
 
-def all_chunks(stage: ClusterStage) -> list[StageChunk]:
-    """Every indexable chunk of the namespace (a marker no chunk carries matches them all)."""
-    rows = stage.context.graph.read("stages/chunks_missing_stage", marker="none@0", limit=1_000_000)
-    return [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
-
-
 def check_health(stage: ClusterStage, expected_chunks: int, when: str) -> dict[str, int]:
     health = stage.health()
-    bad = {k: health[k] for k in PROBLEMS if health[k]}
+    bad = health_problems(health)
     if bad or health["chunks"] != expected_chunks:
         raise SystemExit(f"unhealthy hierarchy {when}: {health} (expected {expected_chunks} chunks)")
     return health
@@ -116,7 +102,7 @@ def growth(
         results["ingest_seconds"] = round(time.perf_counter() - t0, 1)
         stage = stage_for(memory)
         wiki_ids = {d.id for d in wiki}
-        chunks = all_chunks(stage)
+        chunks = stage.indexable_chunks()
         base = [c for c in chunks if c.doc_id in wiki_ids]
         extra = [c for c in chunks if c.doc_id not in wiki_ids]
         results["memory"] = {"2wiki_chunks": len(base), "musique_chunks_waiting": len(extra)}

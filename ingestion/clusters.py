@@ -182,6 +182,22 @@ class MemberText:
     sources: tuple[str, ...] = ()
 
 
+#: The keys of :meth:`ClusterStage.health` that count broken invariants (the others are sizes).
+HEALTH_PROBLEMS = (
+    "unreachable_chunks",
+    "bad_member_edges",
+    "undersized",
+    "wrong_size",
+    "leftovers",
+    "orphan_replicas",
+)
+
+
+def health_problems(health: Mapping[str, int]) -> dict[str, int]:
+    """The invariants a hierarchy breaks, with their counts (empty when it is healthy)."""
+    return {key: health[key] for key in HEALTH_PROBLEMS if health[key]}
+
+
 @register_stage
 class ClusterStage(MemoryStage):
     """CAM hierarchy: chunk network, ego-network replicas, incremental label propagation, summaries."""
@@ -256,7 +272,8 @@ class ClusterStage(MemoryStage):
         return self.index_namespace()
 
     def health(self) -> dict[str, int]:
-        """Invariant counts of the hierarchy (see ``cypher/clusters/hierarchy_health.cypher``); all-zero is healthy."""
+        """Counts of the hierarchy (see ``cypher/clusters/hierarchy_health.cypher``): its size, and the
+        invariants it breaks under the keys of :data:`HEALTH_PROBLEMS` (all zero when healthy)."""
         return self.context.graph.read("clusters/hierarchy_health", marker=self.marker)[0]
 
     def level_counts(self) -> list[dict[str, int]]:

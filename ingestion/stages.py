@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -40,6 +40,11 @@ class StageChunk:
     title: str
     text: str
     position: int
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> StageChunk:
+        """From a row of ``stages/chunks_missing_stage``."""
+        return cls(row["id"], row["doc_id"], row["title"], row["text"], row["position"])
 
 
 @dataclass
@@ -127,6 +132,15 @@ class MemoryStage(ABC):
         """Indexable chunks of the namespace this stage version has not indexed."""
         return int(self.context.graph.read("stages/count_missing_stage", marker=self.marker)[0]["missing"])
 
+    def indexable_chunks(self) -> list[StageChunk]:
+        """Every chunk of the namespace a stage can index, indexed or not (for rebuilds from outside:
+        benchmarks and tests), up to a million; a marker no chunk carries makes every indexable chunk
+        count as missing."""
+        rows = self.context.graph.read(
+            "stages/chunks_missing_stage", marker=f"{self.name}@-", limit=1_000_000
+        )
+        return [StageChunk.from_row(r) for r in rows]
+
     def stale(self) -> int:
         """Chunks indexed by another version of this stage (their memory was built differently)."""
         rows = self.context.graph.read("stages/count_stale_markers", stage=self.name, marker=self.marker)
@@ -141,7 +155,7 @@ class MemoryStage(ABC):
             )
             if not rows:
                 return total
-            chunks = [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
+            chunks = [StageChunk.from_row(r) for r in rows]
             report = self.run(chunks)
             total.add(report)
             if progress:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage, lead_sentence
+from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage, health_problems, lead_sentence
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.stages import StageChunk, StageContext
 from engramdb.platform.config import Settings
@@ -91,34 +91,14 @@ def make_stage(memory: Memory, **options) -> ClusterStage:
     )
 
 
-def all_chunks(stage: ClusterStage) -> list[StageChunk]:
-    rows = stage.context.graph.read("stages/chunks_missing_stage", marker="none@0", limit=100_000)
-    return [StageChunk(r["id"], r["doc_id"], r["title"], r["text"], r["position"]) for r in rows]
-
-
 def clusters(stage: ClusterStage) -> dict[str, dict]:
     return {r["id"]: r for r in stage.context.graph.read("clusters/cluster_rows")}
-
-
-PROBLEMS = (
-    "unreachable_chunks",
-    "bad_member_edges",
-    "undersized",
-    "wrong_size",
-    "leftovers",
-    "orphan_replicas",
-)
-
-
-def problems(health: dict[str, int]) -> dict[str, int]:
-    """The invariants a hierarchy breaks (see cypher/clusters/hierarchy_health.cypher)."""
-    return {k: health[k] for k in PROBLEMS if health[k]}
 
 
 def assert_healthy(stage: ClusterStage, chunks: int) -> dict[str, int]:
     health = stage.health()
     assert health["chunks"] == chunks
-    assert not problems(health), health
+    assert not health_problems(health), health
     assert stage.context.vectors.count(CLUSTER_COLLECTION, stage.context.namespace) == health["clusters"]
     return health
 
@@ -136,7 +116,7 @@ def grow_in_batches(stage: ClusterStage, chunks: list[StageChunk], batches: int)
 def test_batches_give_a_valid_overlapping_hierarchy(module_memory: Memory) -> None:
     stage = make_stage(module_memory, **DENSE)
     stage.clear()
-    chunks = all_chunks(stage)
+    chunks = stage.indexable_chunks()
     reports = grow_in_batches(stage, chunks, 3)
     health = assert_healthy(stage, len(chunks))
     assert health["overlapping_chunks"] > 0  # some chunk sits in two level-1 clusters
@@ -151,7 +131,7 @@ def test_batches_give_a_valid_overlapping_hierarchy(module_memory: Memory) -> No
 def test_a_batch_resummarises_only_the_clusters_it_changed(module_memory: Memory) -> None:
     stage = make_stage(module_memory, **DENSE)
     stage.clear()
-    chunks = all_chunks(stage)
+    chunks = stage.indexable_chunks()
     stage.run(chunks[:-6])
     before = clusters(stage)
     report = stage.run(chunks[-6:])
@@ -187,7 +167,7 @@ def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_
     shapes = {}
     for name, batches, order in (("2 batches", 2, 1), ("5 batches, reversed", 5, -1)):
         stage.clear()
-        chunks = all_chunks(stage)[::order]
+        chunks = stage.indexable_chunks()[::order]
         grow_in_batches(stage, chunks, batches)
         assert_healthy(stage, len(chunks))
         shapes[name] = {row["level"]: row["clusters"] for row in stage.level_counts()}
@@ -201,7 +181,7 @@ def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_
 def test_ingest_grows_the_hierarchy_batch_by_batch(shared: Shared) -> None:
     first, second = shared.after_ingest
     for state in (first, second):
-        assert state["missing"] == 0 and not problems(state["health"]), state["health"]
+        assert state["missing"] == 0 and not health_problems(state["health"]), state["health"]
         assert state["report"].stage_seconds.get("stage_clusters", 0) > 0
     assert second["health"]["chunks"] > first["health"]["chunks"]
     print("clusters after each ingest batch:", len(first["clusters"]), len(second["clusters"]))
@@ -216,7 +196,7 @@ def test_ingest_grows_the_hierarchy_batch_by_batch(shared: Shared) -> None:
 def test_growth_continues_in_another_process_after_a_restart(shared: Shared) -> None:
     stage = make_stage(shared.memory)  # default settings, as the CLI's `index` uses them
     stage.clear()
-    chunks = all_chunks(stage)
+    chunks = stage.indexable_chunks()
     stage.run(chunks[:-6])
     before = clusters(stage)
     shared.memory.close()  # the state the next batch needs is in Neo4j (and the vectors on disk)
@@ -255,7 +235,7 @@ def test_delete_leaves_no_dangling_member(shared: Shared, corpus: list[dict]) ->
     assert isinstance(stage, ClusterStage)
     stage.clear()
     built = stage.index_namespace()
-    chunk_count = len(all_chunks(stage))
+    chunk_count = len(stage.indexable_chunks())
     before = clusters(stage)
     # At the default threshold some chunks link to nothing: a cluster of one chunk is that chunk (its lead
     # sentence and its vector), never embedded.
@@ -295,7 +275,7 @@ def test_llm_summaries_use_the_chat_model(module_memory: Memory) -> None:
     stage = ClusterStage(StageContext(module_memory.graph, module_memory.vectors, module_memory.embedder,
                                       chat_model=model, options={"clusters": DENSE}))  # fmt: skip
     stage.clear()
-    chunks = all_chunks(stage)[:12]
+    chunks = stage.indexable_chunks()[:12]
     report = stage.run(chunks)
     rows = clusters(stage).values()
     written = [r for r in rows if len(r["members"]) > 1]
@@ -380,7 +360,7 @@ def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memor
 
     stage = make_stage(module_memory, **DENSE)
     stage.clear()
-    chunks = all_chunks(stage)
+    chunks = stage.indexable_chunks()
     # Level 0 only, then the markers: what a process that died after its first level leaves behind.
     report = StageReport(stage.name)
     stage._grow_level(0, stage._chunk_links(chunks, report), set(), set(), report)
@@ -397,7 +377,7 @@ def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memor
 def test_a_hierarchy_built_by_another_stage_version_is_rebuilt_whole(module_memory: Memory) -> None:
     stage = make_stage(module_memory, **DENSE)
     stage.clear()
-    chunks = all_chunks(stage)
+    chunks = stage.indexable_chunks()
     stage.run(chunks[: len(chunks) // 2])
     # Mark that half as indexed by an older version of the stage, as a memory built before an upgrade is.
     stage.context.graph.write("stages/mark_chunks", chunk_ids=[c.id for c in chunks[: len(chunks) // 2]],
