@@ -57,7 +57,6 @@ from engramdb.retrieval.diffusion import (
     DiffusionStrategy,
     SnapshotCache,
     WalkSnapshot,
-    read_fingerprint,
 )
 from engramdb.retrieval.eval_data import load_dataset
 from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
@@ -110,7 +109,7 @@ def snapshot_build(memory: Memory) -> dict[str, Any]:
     checks = []
     for _ in range(20):
         t0 = time.perf_counter()
-        read_fingerprint(memory.graph)
+        memory.graph.memory_version()
         checks.append(time.perf_counter() - t0)
     return {
         "build_ms": build * 1000,

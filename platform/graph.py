@@ -93,6 +93,16 @@ class Graph:
         with self.driver.session(database=self.database) as session:
             return session.execute_read(self._rows, text, {**params, "namespace": self.namespace})
 
+    def memory_version(self) -> str:
+        """A token that changes whenever any process ingests or deletes a document of this namespace.
+
+        Read from one node (``traversals/memory_version``) that the document writers bump in their
+        own transactions, so checking it costs one index seek however large the namespace is: what a
+        cache of something derived from the whole memory compares before each use.
+        """
+        row = self.read("traversals/memory_version")[0]
+        return f"{row['epoch']}:{row['version']}"
+
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Run a write query in its own transaction."""
         text = cypher_files.query(name)

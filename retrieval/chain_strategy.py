@@ -177,8 +177,7 @@ class ChainStrategy(AskStrategy):
         """This memory's N/A calibration: cached while the memory is unchanged, stored in the graph
         for other processes, computed from probes when neither is current."""
         graph = self.context.graph
-        row = graph.read("chain/memory_fingerprint")[0]
-        fingerprint = f"{row['documents']}|{row['updated_at']}"
+        fingerprint = graph.memory_version()
         with self._lock:
             if self._calibration is not None and self._calibration[0] == fingerprint:
                 return self._calibration[1]

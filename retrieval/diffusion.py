@@ -53,16 +53,14 @@ passages' vectors (so the dense half of CogniRank is one matrix–vector product
 over every passage, exact, instead of a second search). It is built by one
 Cypher export (``diffusion/export_walk_graph``) plus one vector read; the
 dense half is computed without BLAS (:func:`passage_similarity`). Before
-each question, ``diffusion/memory_fingerprint`` (count of Document nodes and
-their latest ``updated_at``, a read of Document nodes only) says whether it is
-stale. Why documents: ingest stamps ``updated_at`` on every document it writes,
-when it starts and again when it finishes, and delete removes the Document
-node, so any change of the namespace's memory changes (count, latest stamp),
-even one done by another process; a version bumped by the ``gists`` stage
-would miss ingests that ran without it, and per-question subgraph extraction
-costs a Neo4j round trip per hop. The check reads one property per document
-(an index seek on the namespace): it grows with the number of documents, a few
-thousand database hits for MuSiQue, still far below the rest of a question. A
+each question, :meth:`Graph.memory_version` (one node per namespace, bumped in
+the same transaction as every write or delete of a Document, by any process)
+says whether it is stale: one index seek, so the check costs the same for a
+hundred documents or a hundred thousand. (It used to count the Document nodes
+and read their latest ``updated_at``: that read grew with the namespace, from
+7 ms on MuSiQue to 27 ms with 2Wiki added, and was the stage that grew most.)
+Per-question subgraph extraction was the alternative; it costs a Neo4j round
+trip per hop and reads the same hub entities again for every question. A
 rebuild after a change is the full export (seconds for a few thousand
 passages), paid by the first question after it. Memory cost: the matrix plus
 ``4 × dim`` bytes per passage (1.5 KB at 384-d).
@@ -164,7 +162,7 @@ class DiffusionRecipe(Recipe):
 class WalkSnapshot:
     """The passage–entity graph of one namespace, ready for walks: entities first, then chunks."""
 
-    fingerprint: tuple[int, str | None]
+    fingerprint: str  # Graph.memory_version() when built
     entity_ids: list[str]
     entity_names: list[str]
     chunk_ids: list[str]
@@ -190,11 +188,6 @@ class WalkSnapshot:
     @property
     def size(self) -> int:
         return len(self.entity_ids) + len(self.chunk_ids)
-
-
-def read_fingerprint(graph: Graph) -> tuple[int, str | None]:
-    row = graph.read("diffusion/memory_fingerprint")[0]
-    return int(row["documents"]), row["updated_at"]
 
 
 _DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
@@ -289,9 +282,7 @@ def walk_graph(
     return WalkGraph(edges, chunk_counts, kinds)
 
 
-def build_snapshot(
-    graph: Graph, vectors: VectorStore, dim: int, fingerprint: tuple[int, str | None]
-) -> WalkSnapshot:
+def build_snapshot(graph: Graph, vectors: VectorStore, dim: int, fingerprint: str) -> WalkSnapshot:
     """One Cypher export and one vector read → the sparse walk graph and the passage vectors."""
     started = time.perf_counter()
     row = graph.read("diffusion/export_walk_graph")[0]
@@ -321,7 +312,7 @@ def build_snapshot(
 
 
 class SnapshotCache:
-    """The current snapshot per namespace, rebuilt when the memory fingerprint changes."""
+    """The current snapshot per namespace, rebuilt when the namespace's memory version changes."""
 
     def __init__(self) -> None:
         self._snapshots: dict[tuple[str, str], WalkSnapshot] = {}
@@ -330,7 +321,7 @@ class SnapshotCache:
     def current(self, graph: Graph, vectors: VectorStore, dim: int) -> tuple[WalkSnapshot, bool]:
         """``(snapshot, rebuilt)``: the namespace's snapshot, rebuilt first if memory changed."""
         key = (graph.database, graph.namespace)
-        fingerprint = read_fingerprint(graph)
+        fingerprint = graph.memory_version()
         with self._lock:
             snapshot = self._snapshots.get(key)
             if snapshot is not None and snapshot.fingerprint == fingerprint:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from neo4j.exceptions import ClientError
 
 from engramdb.platform import cypher_files
 from engramdb.platform.graph import Graph, apply_schema
@@ -22,6 +23,7 @@ def test_schema_is_idempotent_and_complete(driver) -> None:
         "memory_point",
         "cluster",
         "query_trace",
+        "memory_version",
         "qa_namespace",
     ):
         assert f"{label}_key" in constraints
@@ -80,8 +82,6 @@ def test_uniqueness_is_per_namespace(driver) -> None:
 
 
 def test_write_many_is_one_transaction(driver) -> None:
-    from neo4j.exceptions import ClientError
-
     g = Graph(driver, "atomic-test")
     row = {
         "id": "d",
@@ -96,6 +96,52 @@ def test_write_many_is_one_transaction(driver) -> None:
                       ("writers/set_document_status", {"rows": [{"id": "d", "status": {"bad": 1}, "error": None,
                                                                   "chunk_count": 0, "qa_count": 0}]})])  # fmt: skip
     assert g.read("traversals/get_documents", ids=["d"]) == []  # the first write was rolled back too
+
+
+def test_every_document_write_or_delete_changes_the_memory_version(driver) -> None:
+    """What the diffusion walk snapshot and chain's N/A calibration check before use: any
+    document write, status change or delete bumps it, in the same transaction; reads and other
+    namespaces leave it alone; a namespace wiped and written again never repeats a version."""
+    g, other = Graph(driver, "version-a"), Graph(driver, "version-b")
+    row = {
+        "id": "d",
+        "title": "T",
+        "source": "s",
+        "content_hash": "h",
+        "metadata_json": "{}",
+        "status": "pending",
+    }
+    status = {
+        "id": "d",
+        "status": "done",
+        "error": None,
+        "chunk_count": 0,
+        "qa_count": 0,
+        "ingest_version": "v",
+    }
+    wipe = "MATCH (n) WHERE n.namespace IN ['version-a', 'version-b'] DETACH DELETE n"
+    driver.execute_query(wipe)
+    try:
+        seen = [g.memory_version()]
+        assert seen[0] == "None:0"  # nothing written yet
+        g.write("writers/upsert_documents", rows=[row])
+        seen.append(g.memory_version())
+        g.write("writers/set_document_status", rows=[status])
+        seen.append(g.memory_version())
+        with pytest.raises(ClientError):  # a failed write rolls its bump back with it
+            g.write("writers/set_document_status", rows=[{**status, "status": {"bad": 1}}])
+        g.read("traversals/get_documents", ids=["d"])
+        other.write("writers/upsert_documents", rows=[row])
+        other.write("writers/delete_document_node", doc_id="d")
+        assert g.memory_version() == seen[-1]  # nor do reads and another namespace's writes
+        g.write("writers/delete_document_node", doc_id="d")
+        seen.append(g.memory_version())
+        assert len(set(seen)) == 4 and [int(v.split(":")[1]) for v in seen] == [0, 1, 2, 3]
+        driver.execute_query(wipe)
+        g.write("writers/upsert_documents", rows=[row])
+        assert g.memory_version().endswith(":1") and g.memory_version() not in seen  # new epoch
+    finally:
+        driver.execute_query(wipe)
 
 
 def test_invalid_namespace_is_rejected(driver) -> None:

@@ -10,6 +10,7 @@ CREATE CONSTRAINT memory_point_key IF NOT EXISTS FOR (n:MemoryPoint) REQUIRE (n.
 CREATE CONSTRAINT cluster_key IF NOT EXISTS FOR (n:Cluster) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT query_trace_key IF NOT EXISTS FOR (n:QueryTrace) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT query_key IF NOT EXISTS FOR (n:Query) REQUIRE (n.namespace, n.id) IS UNIQUE;
+CREATE CONSTRAINT memory_version_key IF NOT EXISTS FOR (n:MemoryVersion) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT replica_key IF NOT EXISTS FOR (n:Replica) REQUIRE (n.namespace, n.id) IS UNIQUE;
 // A QA pair is one QA relationship per answer entity: `id` is the QA id (it keys the
 // QA vector in Qdrant), `key` = id + "->" + answer entity id is unique within the namespace.

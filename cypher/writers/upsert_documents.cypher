@@ -21,3 +21,9 @@ SET d.title = row.title,
     d.error = null,
     d.namespace_key = namespace_key,
     d.updated_at = datetime()
+WITH count(*) AS changed
+// Every change to the namespace's documents bumps its memory version (one node per namespace), so a
+// reader can tell in one index seek whether its cached view is stale (traversals/memory_version).
+MERGE (m:MemoryVersion {namespace: $namespace, id: 'version'})
+ON CREATE SET m.epoch = randomUUID(), m.version = 0
+SET m.version = m.version + 1, m.changed_at = datetime()
