@@ -1,7 +1,7 @@
 """The ``diffusion`` strategy: latency without LLM calls as memory grows, snapshot cost, and quality.
 
     python benchmarks/bench_diffusion.py [--namespace bench-diffusion] [--vector-home DIR] [--repeat 1]
-                                         [--skip-2wiki] [--quality] [--out FILE]
+                                         [--warmup 1] [--skip-2wiki] [--quality] [--out FILE]
 
 Latency, in one run and one namespace, on two memories:
 
@@ -18,8 +18,10 @@ ingest or delete is done once and both memories are measured by the same
 process with the same strategy object, which must notice each change itself:
 its first question after the change refreshes the walk snapshot (refresh time
 reported apart, with the first from-scratch build). Per memory: the first
-question (snapshot and offline N/A calibration), then the 50 MuSiQue questions
-asked offline (rule split, offline answer; no LLM), p50/p95 and stage medians.
+question (snapshot and offline N/A calibration), an untimed warm-up pass over
+the questions (``--warmup``: Neo4j's page cache and query plans, as in a
+process that has been serving), then the 50 MuSiQue questions asked offline
+(rule split, offline answer; no LLM), p50/p95 and stage medians.
 The p50 ratio (MuSiQue + 2Wiki) / MuSiQue says how latency grows with memory.
 
 ``--vector-home`` keeps this memory's vector store (a qdrant-edge store has one
@@ -183,22 +185,28 @@ def print_quality(rows: list[dict[str, Any]]) -> None:
 
 
 def measure(
-    memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int
+    memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int, warmup: int = 1
 ) -> dict[str, Any]:
-    """One memory: the first question (which refreshes the snapshot if memory changed), then the timed run.
+    """One memory: the first question (which refreshes the snapshot if memory changed), ``warmup``
+    untimed passes over the questions, then the timed run.
 
     Prints a ``measuring`` line before and a ``measured`` line after, so whoever shares the machine
     can keep out of the way of the timed part; the load average during it is recorded with the result.
     """
     print(f"[{time.strftime('%H:%M:%S')}] measuring (load {os.getloadavg()[0]:.1f})", flush=True)
-    # Both memories are asked the same 50 questions: without this, the second measurement would take
-    # their vectors from the embedder's query cache and leave the embedding out of its latency.
+    # Both memories are asked the same 50 questions: without clearing it, the embedder's query cache
+    # would hand the second measurement (and the timed pass after the warm-up) their vectors and
+    # leave the embedding out of the latency.
     query_cache = getattr(strategy.context.embedder, "_cache", None)
     if query_cache is not None:
         query_cache.clear()
     phase = first_ask(strategy, questions[0]["question"])
     snapshot, _ = strategy.snapshots.current(memory.graph, memory.vectors, memory.embedder.dim)
     phase["snapshot"] = snapshot_numbers(snapshot)
+    if warmup:  # untimed: fills Neo4j's page cache and query plans for this memory, as a serving process has
+        phase["warmup_p50_ms"] = latency(strategy, questions, warmup)["p50_ms"]
+        if query_cache is not None:
+            query_cache.clear()
     phase.update(latency(strategy, questions, repeat))
     phase["load_average_1min_after"] = os.getloadavg()[0]
     print(
@@ -228,6 +236,7 @@ def main() -> None:
     parser.add_argument("--namespace", default="bench-diffusion")
     parser.add_argument("--vector-home", type=Path, help="own folder for this memory's vector store")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed passes over the questions first")
     parser.add_argument("--skip-2wiki", action="store_true", help="only the MuSiQue memory")
     parser.add_argument("--quality", action="store_true", help="also the MuSiQue quality table and ablation")
     parser.add_argument("--out", type=Path)
@@ -261,24 +270,24 @@ def main() -> None:
         if wiki_present and not args.skip_2wiki:
             log(f"{wiki_present} 2Wiki passages present: measuring MuSiQue + 2Wiki, then deleting them")
             results["ingest_2wiki"] = ingest(memory, wiki_docs)  # completes a crashed earlier ingest, if any
-            results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat)
+            results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat, args.warmup)
             save()
             t0 = time.perf_counter()
             memory.delete_many(present(memory, wiki_docs))
             results["delete_2wiki"] = {"documents": wiki_present, "seconds": time.perf_counter() - t0}
             log(f"deleted in {results['delete_2wiki']['seconds']:.0f} s")
-            results["musique"] = measure(memory, strategy, questions, args.repeat)
+            results["musique"] = measure(memory, strategy, questions, args.repeat, args.warmup)
         else:
             if wiki_present:
                 log(f"--skip-2wiki: deleting the {wiki_present} 2Wiki passages a previous run left")
                 memory.delete_many(present(memory, wiki_docs))
-            results["musique"] = measure(memory, strategy, questions, args.repeat)
+            results["musique"] = measure(memory, strategy, questions, args.repeat, args.warmup)
             save()
             if not args.skip_2wiki:
                 log(f"ingesting {len(wiki_docs)} 2Wiki passages into {args.namespace} ...")
                 results["ingest_2wiki"] = ingest(memory, wiki_docs)
                 log(f"ingested in {results['ingest_2wiki']['seconds']:.0f} s")
-                results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat)
+                results["musique+2wiki"] = measure(memory, strategy, questions, args.repeat, args.warmup)
         if "musique+2wiki" in results:
             results["p50_ratio"] = results["musique+2wiki"]["p50_ms"] / results["musique"]["p50_ms"]
         save()
