@@ -1,7 +1,7 @@
 """The ``diffusion`` strategy: latency without LLM calls as memory grows, snapshot cost, and quality.
 
     python benchmarks/bench_diffusion.py [--namespace bench-diffusion] [--vector-home DIR] [--repeat 1]
-                                         [--warmup 1] [--skip-2wiki] [--quality] [--out FILE]
+                                         [--warmup 3] [--skip-2wiki] [--quality] [--out FILE]
 
 Latency, in one run and one namespace, on two memories:
 
@@ -18,7 +18,7 @@ ingest or delete is done once and both memories are measured by the same
 process with the same strategy object, which must notice each change itself:
 its first question after the change refreshes the walk snapshot (refresh time
 reported apart, with the first from-scratch build). Per memory: the first
-question (snapshot and offline N/A calibration), an untimed warm-up pass over
+question (snapshot and offline N/A calibration), untimed warm-up passes over
 the questions (``--warmup``: Neo4j's page cache and query plans, as in a
 process that has been serving), then the 50 MuSiQue questions asked offline
 (rule split, offline answer; no LLM), p50/p95 and stage medians.
@@ -185,7 +185,7 @@ def print_quality(rows: list[dict[str, Any]]) -> None:
 
 
 def measure(
-    memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int, warmup: int = 1
+    memory: Memory, strategy: DiffusionStrategy, questions: list[dict], repeat: int, warmup: int = 3
 ) -> dict[str, Any]:
     """One memory: the first question (which refreshes the snapshot if memory changed), ``warmup``
     untimed passes over the questions, then the timed run.
@@ -236,7 +236,7 @@ def main() -> None:
     parser.add_argument("--namespace", default="bench-diffusion")
     parser.add_argument("--vector-home", type=Path, help="own folder for this memory's vector store")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--warmup", type=int, default=1, help="untimed passes over the questions first")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed passes over the questions first")
     parser.add_argument("--skip-2wiki", action="store_true", help="only the MuSiQue memory")
     parser.add_argument("--quality", action="store_true", help="also the MuSiQue quality table and ablation")
     parser.add_argument("--out", type=Path)

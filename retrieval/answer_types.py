@@ -6,7 +6,8 @@ about it ("What country was 1865 a citizen of?"). This module reads the
 expected kind from the question's wh-word and the noun it asks about, with no
 model and no data:
 
-* ``when`` / "what year" → a date; "how many" / "what population" → a number;
+* ``when`` / "what year" → a date; "how many" / "what population" → a number
+  (digits or words: "Four" is an amount, not a name);
 * ``who`` / ``whom`` → a person or an organisation;
 * ``where`` → a place; "what country" → a place that *is* a country (a
   nationality adjective such as "Norwegian" is turned into its country,
@@ -46,6 +47,14 @@ _DATE_LIKE = re.compile(
 )
 _NUMBER_LIKE = re.compile(
     r"^[~≈]?\s*[\d.,]+\s*(?:%|percent|million|billion|thousand|hundred)?\b", re.IGNORECASE
+)
+
+#: Amounts spelled out ("Four", "twenty-one", "two hundred"): the extractor keeps them as plain
+#: things, and without this list a capitalised "Four" would pass for a name.
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred "
+    "thousand million billion trillion dozen dozens hundreds thousands millions".split()
 )
 
 
@@ -161,7 +170,13 @@ def is_date(name: str) -> bool:
 
 
 def is_number(name: str) -> bool:
-    return bool(_NUMBER_LIKE.match(name.strip()))
+    return bool(_NUMBER_LIKE.match(name.strip())) or is_number_word(name)
+
+
+def is_number_word(name: str) -> bool:
+    """An amount in words: "Four", "twenty-one", "two hundred and five" (not "One Direction")."""
+    words = [w for w in re.split(r"[\s-]+", name.strip().lower()) if w and w not in ("and", "a")]
+    return bool(words) and all(w in _NUMBER_WORDS for w in words)
 
 
 def is_common_noun(name: str, entity_type: str) -> bool:
@@ -180,6 +195,8 @@ def can_feed_next_hop(name: str, entity_type: str) -> bool:
     if not name or entity_type in NON_ENTITY_TYPES:
         return False
     if is_date(name) or (is_number(name) and not re.search(r"[A-Za-z]{2}", name)):
+        return False
+    if is_number_word(name) and entity_type in ("THING", ""):  # a film named "Seven" keeps its WORK type
         return False
     return not is_common_noun(name, entity_type)
 
@@ -214,7 +231,7 @@ def fit(expected: ExpectedType | None, name: str, entity_type: str) -> float:
         if t == "NUMBER" or (is_number(name) and t != "DATE"):
             return FITS
         return WEAK if t == "DATE" else WRONG
-    if t in NON_ENTITY_TYPES or is_date(name):
+    if t in NON_ENTITY_TYPES or is_date(name) or (t == "THING" and is_number_word(name)):
         return WRONG  # every other kind asks for a thing, not a date or amount
     thing = UNKNOWN if named else WEAK
     if kind == "agent":

@@ -62,13 +62,19 @@ def test_clear_category_errors_cost_most() -> None:
     assert fit(who, "1865", "DATE") == WRONG and fit(when, "Henrik Ibsen", "PERSON") == WRONG
     assert fit(when, "24 March 1867", "THING") == FITS  # a date by its look, whatever its type
     assert WRONG < fit(who, "play", "THING") < FITS
+    # an amount in words is no agent, however it is capitalised; a band named with one is
+    assert fit(who, "Four", "THING") == WRONG and fit(who, "twenty-one", "THING") == WRONG
+    assert fit(who, "One Direction", "ORG") == FITS
+    assert fit(expected_type("How many albums did they release?"), "Four", "THING") == FITS
 
 
 @pytest.mark.parametrize(
     ("name", "entity_type", "feeds"),
     [("Henrik Ibsen", "PERSON", True), ("Warsaw", "PLACE", True), ("the Church of England", "ORG", True),
      ("1865", "DATE", False), ("24 March 1867", "THING", False), ("1,200", "NUMBER", False),
-     ("play", "THING", False), ("verse tragedy", "THING", False), ("", "PERSON", False)],
+     ("play", "THING", False), ("verse tragedy", "THING", False), ("", "PERSON", False),
+     ("Four", "THING", False), ("two hundred", "THING", False), ("Seven", "WORK", True),
+     ("One Direction", "THING", True)],
 )  # fmt: skip
 def test_only_entities_feed_a_later_hop(name: str, entity_type: str, feeds: bool) -> None:
     assert can_feed_next_hop(name, entity_type) is feeds
