@@ -106,7 +106,7 @@ def snapshot_numbers(snapshot: WalkSnapshot) -> dict[str, Any]:
 
 
 def snapshot_build(memory: Memory) -> dict[str, Any]:
-    """A from-scratch snapshot build, and the per-question freshness check."""
+    """A from-scratch snapshot build of the memory as the run found it, and the per-question freshness check."""
     t0 = time.perf_counter()
     snapshot, _ = SnapshotCache().current(memory.graph, memory.vectors, memory.embedder.dim)
     build = time.perf_counter() - t0
@@ -311,7 +311,7 @@ def main() -> None:
 
 def report(results: dict[str, Any]) -> None:
     b = results["snapshot_build"]
-    print(f"snapshot build from scratch (MuSiQue memory at start): {b['build_ms']:.0f} ms "
+    print(f"snapshot build from scratch (the memory at start): {b['build_ms']:.0f} ms "
           f"(export+matrix {b['export_and_matrix_ms']:.0f} ms); freshness check {b['fingerprint_check_ms']:.1f} ms")  # fmt: skip
     for name in ("musique", "musique+2wiki"):
         if name not in results:
