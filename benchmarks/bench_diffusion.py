@@ -21,9 +21,8 @@ reported apart, with the first from-scratch build). Per memory: the first
 question (snapshot and offline N/A calibration), ``--warmup`` untimed passes
 over the questions (Neo4j's JIT and page cache, as in a process that has been
 serving; without them, whichever memory is timed right after the server
-starts looks slower), then the 50 MuSiQue
-questions asked offline (rule split, offline answer; no LLM), p50/p95 and
-stage medians.
+starts looks slower), then the 50 MuSiQue questions asked offline (rule split,
+offline answer; no LLM), p50/p95 and stage medians.
 The p50 ratio (MuSiQue + 2Wiki) / MuSiQue says how latency grows with memory.
 
 ``--vector-home`` keeps this memory's vector store (a qdrant-edge store has one

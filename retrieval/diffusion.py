@@ -162,7 +162,7 @@ class DiffusionRecipe(Recipe):
 class WalkSnapshot:
     """The passage–entity graph of one namespace, ready for walks: entities first, then chunks."""
 
-    fingerprint: str  # Graph.memory_version() when built
+    memory_version: str  # Graph.memory_version() of the memory it was built from
     entity_ids: list[str]
     entity_names: list[str]
     chunk_ids: list[str]
@@ -282,7 +282,7 @@ def walk_graph(
     return WalkGraph(edges, chunk_counts, kinds)
 
 
-def build_snapshot(graph: Graph, vectors: VectorStore, dim: int, fingerprint: str) -> WalkSnapshot:
+def build_snapshot(graph: Graph, vectors: VectorStore, dim: int, memory_version: str) -> WalkSnapshot:
     """One Cypher export and one vector read → the sparse walk graph and the passage vectors."""
     started = time.perf_counter()
     row = graph.read("diffusion/export_walk_graph")[0]
@@ -304,7 +304,7 @@ def build_snapshot(graph: Graph, vectors: VectorStore, dim: int, fingerprint: st
         if chunk_id in stored:
             chunk_vectors[i] = stored[chunk_id]
     return WalkSnapshot(
-        fingerprint=fingerprint, entity_ids=entity_ids, entity_names=row["entity_names"], chunk_ids=chunk_ids,
+        memory_version=memory_version, entity_ids=entity_ids, entity_names=row["entity_names"], chunk_ids=chunk_ids,
         chunk_counts=built.chunk_counts, transition=transition_matrix(size, built.edges),
         chunk_vectors=chunk_vectors, edges=len(built.edges), edge_kinds=built.kinds,
         build_seconds=time.perf_counter() - started,
@@ -321,12 +321,12 @@ class SnapshotCache:
     def current(self, graph: Graph, vectors: VectorStore, dim: int) -> tuple[WalkSnapshot, bool]:
         """``(snapshot, rebuilt)``: the namespace's snapshot, rebuilt first if memory changed."""
         key = (graph.database, graph.namespace)
-        fingerprint = graph.memory_version()
+        version = graph.memory_version()
         with self._lock:
             snapshot = self._snapshots.get(key)
-            if snapshot is not None and snapshot.fingerprint == fingerprint:
+            if snapshot is not None and snapshot.memory_version == version:
                 return snapshot, False
-            snapshot = build_snapshot(graph, vectors, dim, fingerprint)
+            snapshot = build_snapshot(graph, vectors, dim, version)
             self._snapshots[key] = snapshot
             return snapshot, True
 

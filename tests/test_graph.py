@@ -9,6 +9,18 @@ from engramdb.platform import cypher_files
 from engramdb.platform.graph import Graph, apply_schema
 
 
+def document_row(doc_id: str, status: str) -> dict[str, str]:
+    """A row for ``writers/upsert_documents``."""
+    return {
+        "id": doc_id,
+        "title": "T",
+        "source": "s",
+        "content_hash": "h",
+        "metadata_json": "{}",
+        "status": status,
+    }
+
+
 def test_schema_is_idempotent_and_complete(driver) -> None:
     first = apply_schema(driver)
     second = apply_schema(driver)
@@ -50,14 +62,7 @@ def test_every_data_query_is_scoped_to_a_namespace() -> None:
 
 def test_documents_in_one_namespace_are_invisible_from_another(driver) -> None:
     a, b = Graph(driver, "graph-iso-a"), Graph(driver, "graph-iso-b")
-    row = {
-        "id": "doc-1",
-        "title": "T",
-        "source": "s",
-        "content_hash": "h",
-        "metadata_json": "{}",
-        "status": "done",
-    }
+    row = document_row("doc-1", "done")
     a.write("writers/upsert_documents", rows=[row])
     try:
         assert [r["id"] for r in a.read("traversals/get_documents", ids=["doc-1"])] == ["doc-1"]
@@ -83,14 +88,7 @@ def test_uniqueness_is_per_namespace(driver) -> None:
 
 def test_write_many_is_one_transaction(driver) -> None:
     g = Graph(driver, "atomic-test")
-    row = {
-        "id": "d",
-        "title": "T",
-        "source": "s",
-        "content_hash": "h",
-        "metadata_json": "{}",
-        "status": "done",
-    }
+    row = document_row("d", "done")
     with pytest.raises(ClientError):
         g.write_many([("writers/upsert_documents", {"rows": [row]}),
                       ("writers/set_document_status", {"rows": [{"id": "d", "status": {"bad": 1}, "error": None,
@@ -103,14 +101,7 @@ def test_every_document_write_or_delete_changes_the_memory_version(driver) -> No
     document write, status change or delete bumps it, in the same transaction; reads and other
     namespaces leave it alone; a namespace wiped and written again never repeats a version."""
     g, other = Graph(driver, "version-a"), Graph(driver, "version-b")
-    row = {
-        "id": "d",
-        "title": "T",
-        "source": "s",
-        "content_hash": "h",
-        "metadata_json": "{}",
-        "status": "pending",
-    }
+    row = document_row("d", "pending")
     status = {
         "id": "d",
         "status": "done",
