@@ -29,6 +29,7 @@ from engramdb.retrieval.decomposition import (
     make_decomposition,
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.grounding import ground_qa_evidence
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
 from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
 from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
@@ -48,6 +49,11 @@ class ChainRecipe(Recipe):
     qa_per_entity: int = Field(40, ge=1, le=1000, description="QA pairs collected per matched entity.")
     related_evidence: int = Field(
         2, ge=0, le=50, description="Evidence also holds this many best last-hop pairs about other entities."
+    )
+    source_sentences: bool = Field(
+        True,
+        description="Follow each QA pair in the evidence with the sentence of its passage it was drawn from "
+        "(provenance a reader can check; off: the pairs alone, as in the paper).",
     )
     na_threshold: float | None = Field(
         None,
@@ -120,6 +126,10 @@ class ChainStrategy(AskStrategy):
         timings["search"] = sum(outcome.timings.values())
         chains = [c for per_sequence in outcome.chains for c in per_sequence]
         evidence = chain_evidence(chains, [s for per_sequence in outcome.related for s in per_sequence])
+        if self.recipe.source_sentences:
+            t0 = time.perf_counter()
+            evidence = ground_qa_evidence(self.context.graph, evidence)
+            timings["ground"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         final = [seq[0] for seq in outcome.chains if seq]
         na = self._set_threshold() if chains else {}

@@ -191,3 +191,23 @@ def test_bridge_and_comparison_questions_offline(films: Memory, question: str, a
     result = films.ask(question)
     assert result.answer == answer
     assert result.evidence and result.decomposed_by == "offline"
+
+
+# --------------------------------------------------------------------------- grounding
+
+
+def test_each_qa_pair_is_followed_by_the_sentence_it_was_drawn_from(curie: Memory) -> None:
+    result = curie.ask("Where was Marie Curie born?")
+    assert result.answer == "Warsaw"
+    top = result.evidence[0]
+    assert top.answers == ("Warsaw",)
+    # the passage's sentence that states the fact, not its first sentence
+    assert top.metadata["source_sentence"] == "Marie Curie was born in Warsaw."
+    assert top.text == f'Q: {top.question} A: Warsaw (source: "Marie Curie was born in Warsaw.")'
+    shown = [e.metadata["source_sentence"] for e in result.evidence if "(source:" in e.text]
+    assert len(shown) == len(set(shown))  # a sentence is shown once, with the best pair it grounds
+    assert all("source_sentence" in e.metadata for e in result.evidence)
+    plain = curie.ask("Where was Marie Curie born?", source_sentences=False)
+    assert [e.id for e in plain.evidence] == [e.id for e in result.evidence]
+    assert all("(source:" not in e.text for e in plain.evidence)
+    assert plain.evidence_tokens < result.evidence_tokens
