@@ -24,7 +24,9 @@ def test_without_the_answer_in_any_sentence_the_question_words_decide() -> None:
 
 def test_answers_match_whole_words_ignoring_case_and_punctuation() -> None:
     text = "Gayle was a pilot. The ENOLA GAY, a B-29, flew from Tinian."
-    assert source_sentence("Which aircraft flew from Tinian?", ["Enola Gay"], text).startswith("The ENOLA GAY")
+    assert source_sentence("Which aircraft flew from Tinian?", ["Enola Gay"], text).startswith(
+        "The ENOLA GAY"
+    )
     assert source_sentence("Who was a pilot?", ["Gay"], text) == "The ENOLA GAY, a B-29, flew from Tinian."
 
 
