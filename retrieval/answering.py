@@ -1,7 +1,8 @@
 """Answers grounded only in the QA evidence, or ``N/A``.
 
 With an LLM, the model sees the deduplicated QA pairs of the surviving chains
-(never raw chunks) that score at least the evidence floor — the same
+(each followed by the one sentence it was drawn from, never whole chunks; see
+:mod:`engramdb.retrieval.grounding`) that score at least the evidence floor — the same
 threshold below which the offline answerer says ``N/A`` — and must answer from
 them alone. It is asked for ``{"answer": ..., "supported": true|false}``; the
 reply is read tolerantly (prose or a fence around the JSON, or plain text with
@@ -48,7 +49,7 @@ DEFAULT_NA_THRESHOLD = 0.50
 FALLBACK_PREFIX = "offline-fallback: "
 NOT_ASKED_PREFIX = "llm-not-asked: "
 
-ANSWER_PROMPT = """Answer the question from the numbered evidence alone (question-answer pairs or passages).
+ANSWER_PROMPT = """Answer the question from the numbered evidence alone (question-answer pairs, each with the sentence it came from, or passages).
 Reply with one JSON object and nothing else:
   {"answer": "<a name, date, number or short phrase>", "supported": true}
 when the evidence gives the answer, and

@@ -26,6 +26,8 @@ from engramdb.retrieval.metrics import normalize_answer
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import Evidence
 
+#: How a grounded pair's text reads: ``Q: ... A: ... (source: "<sentence>")``.
+SOURCE_OPEN, SOURCE_CLOSE = ' (source: "', '")'
 #: A source sentence longer than this is clipped (a run-on sentence or an unsplittable passage).
 MAX_SENTENCE_WORDS = 60
 
@@ -70,7 +72,15 @@ def ground_qa_evidence(graph: Graph, evidence: Sequence[Evidence]) -> list[Evide
         if not sentence:
             out.append(e)
             continue
-        grounded = e.text if sentence in shown else f'{e.text} (source: "{sentence}")'
+        grounded = e.text if sentence in shown else f"{e.text}{SOURCE_OPEN}{sentence}{SOURCE_CLOSE}"
         shown.add(sentence)
         out.append(replace(e, text=grounded, metadata={**e.metadata, "source_sentence": sentence}))
     return out
+
+
+def split_grounded(evidence: Evidence) -> tuple[str, str]:
+    """A grounded QA pair's text as (pair, source sentence); other evidence as (text, '')."""
+    pair, opened, rest = evidence.text.partition(SOURCE_OPEN)
+    if evidence.kind != "qa_pair" or not opened or not rest.endswith(SOURCE_CLOSE):
+        return evidence.text, ""
+    return pair, rest.removesuffix(SOURCE_CLOSE)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engramdb.retrieval.grounding import split_grounded
 from engramdb.retrieval.results import AskResult, ChainDetails, Details, PassageDetails
 
 MAX_CANDIDATES_SHOWN = 8
@@ -78,9 +79,15 @@ def _evidence_table(result: AskResult, title: str, items: list) -> Table:
     table.add_column("source")
     sources = {c.evidence_id: c.title or c.doc_id for c in result.citations}
     for e in items:
-        text = e.text if len(e.text) <= 300 else e.text[:297] + "..."
-        table.add_row(f"{e.score:.3f}", e.kind, escape(text), escape(sources.get(e.id, e.doc_id)))
+        # A grounded QA pair: the pair, then (dimmed, on its own line) the sentence it was drawn from.
+        pair, sentence = split_grounded(e)
+        text = escape(_clip(pair)) + (f'\n[dim]from "{escape(_clip(sentence))}"[/]' if sentence else "")
+        table.add_row(f"{e.score:.3f}", e.kind, text, escape(sources.get(e.id, e.doc_id)))
     return table
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @register_renderer("chain")

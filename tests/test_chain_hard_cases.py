@@ -207,6 +207,7 @@ def test_each_qa_pair_is_followed_by_the_sentence_it_was_drawn_from(curie: Memor
     shown = [e.metadata["source_sentence"] for e in result.evidence if "(source:" in e.text]
     assert len(shown) == len(set(shown))  # a sentence is shown once, with the best pair it grounds
     assert all("source_sentence" in e.metadata for e in result.evidence)
+    assert 'from "Marie Curie was born in Warsaw."' in _render(result)  # the CLI prints it under the pair
     plain = curie.ask("Where was Marie Curie born?", source_sentences=False)
     assert [e.id for e in plain.evidence] == [e.id for e in result.evidence]
     assert all("(source:" not in e.text for e in plain.evidence)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from engramdb.retrieval.grounding import MAX_SENTENCE_WORDS, source_sentence
+from engramdb.retrieval.grounding import MAX_SENTENCE_WORDS, source_sentence, split_grounded
+from engramdb.retrieval.results import Evidence
 
 PASSAGE = (
     "Little Boy was the code name for the type of atomic bomb dropped on Hiroshima. "
@@ -39,3 +40,14 @@ def test_a_run_on_sentence_is_clipped() -> None:
     long = " ".join(f"word{i}" for i in range(200))
     clipped = source_sentence("What?", ["word3"], long)
     assert clipped.endswith(" …") and len(clipped.split()) == MAX_SENTENCE_WORDS + 1
+
+
+def test_a_grounded_pair_splits_back_into_pair_and_sentence() -> None:
+    def item(kind: str, text: str) -> Evidence:
+        return Evidence(kind=kind, id="x", text=text, score=1.0, doc_id="d", chunk_ids=("d#0",))
+
+    grounded = item("qa_pair", 'Q: Who flew? A: Tibbets (source: "Tibbets flew the plane.")')
+    assert split_grounded(grounded) == ("Q: Who flew? A: Tibbets", "Tibbets flew the plane.")
+    assert split_grounded(item("qa_pair", "Q: Who flew? A: Tibbets")) == ("Q: Who flew? A: Tibbets", "")
+    passage = item("passage", 'A film (source: "a novel")')  # only QA pairs are grounded this way
+    assert split_grounded(passage) == ('A film (source: "a novel")', "")
