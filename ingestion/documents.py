@@ -22,6 +22,10 @@ MAX_CONTROL_SHARE = 0.05
 _ORDINARY_WHITESPACE = " \n\t\r\f\v"
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # Unicode Cc minus the whitespace above
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+#: A piece ending like this stops inside a name: a capital initial ("J.") or a title before a name.
+_ENDS_IN_NAME_PART = re.compile(
+    r"(?:^|[\s(\"'])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Capt|Lt|Sgt|Rev|Fr|Sr)\.$"
+)
 _ID_PATTERN = re.compile(r"^[^\s].{0,499}$", re.DOTALL)
 
 
@@ -120,9 +124,20 @@ def check_text(text: str, name: str) -> None:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Cheap, deterministic sentence split (enough to keep chunk borders clean)."""
+    """Cheap, deterministic sentence split (enough to keep chunk borders clean).
+
+    A full stop after an initial or a title ("directed by D. Ross Lederman",
+    "Dr. Watson") does not end a sentence: cutting there would split a name
+    between two chunks and leave a grounding sentence that stops mid-name.
+    """
     parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
-    return [p for p in parts if p]
+    out: list[str] = []
+    for part in (p for p in parts if p):
+        if out and _ENDS_IN_NAME_PART.search(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def split_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engramdb.ingestion.documents import split_sentences, split_text
 from engramdb.retrieval.grounding import MAX_SENTENCE_WORDS, source_sentence, split_grounded
 from engramdb.retrieval.results import Evidence
 
@@ -51,3 +52,19 @@ def test_a_grounded_pair_splits_back_into_pair_and_sentence() -> None:
     assert split_grounded(item("qa_pair", "Q: Who flew? A: Tibbets")) == ("Q: Who flew? A: Tibbets", "")
     passage = item("passage", 'A film (source: "a novel")')  # only QA pairs are grounded this way
     assert split_grounded(passage) == ('A film (source: "a novel")', "")
+
+
+def test_a_sentence_does_not_end_inside_a_name() -> None:
+    text = (
+        "Navy Nurse is a 1945 short film directed by D. Ross Lederman. Dr. Watson met him. It ran 20 minutes."
+    )
+    assert split_sentences(text) == [
+        "Navy Nurse is a 1945 short film directed by D. Ross Lederman.",
+        "Dr. Watson met him.",
+        "It ran 20 minutes.",
+    ]
+    sentence = source_sentence("Who directed Navy Nurse?", ["D. Ross Lederman"], text)
+    assert sentence == "Navy Nurse is a 1945 short film directed by D. Ross Lederman."
+    # a long text is chunked on the same borders: no chunk ends on an initial
+    long = " ".join([text] * 40)
+    assert all(not piece.endswith(" D.") for piece in split_text(long, max_chars=300))
