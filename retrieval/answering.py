@@ -86,7 +86,7 @@ class OfflineAnswerer:
         best = max(chains, key=lambda c: c.score, default=None)
         if best is None or best.support < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
-        return Answer(best.answer_name, source="offline", supported=True)
+        return Answer(asked_form(question, best.answer_name), source="offline", supported=True)
 
     def answer_comparison(self, comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> Answer:
         """A comparison's answer (an option, or yes / no), N/A below the threshold or undecidable."""
@@ -94,6 +94,20 @@ class OfflineAnswerer:
         if decided is None or decided[1] < self.na_threshold:
             return Answer(NA, source="offline", supported=False)
         return Answer(decided[0], source="offline", supported=True)
+
+
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?", re.IGNORECASE)
+
+
+def asked_form(question: str, answer: str) -> str:
+    """The answer in the form the question asks for: "In what year ...?" answered by the date
+    "December 11, 1998" is answered "1998" (the full date stays in the evidence)."""
+    if _ASKS_YEAR.search(question):
+        years = _YEAR.findall(answer)
+        if len(years) == 1 and years[0] != answer.strip():
+            return years[0]
+    return answer
 
 
 _MONTH_NAMES = "january february march april may june july august september october november december".split()

@@ -501,9 +501,17 @@ _NAME_END = r"(?![\w'’])(?!\s+[A-Z<])"
 _QUOTED = r"(?:\"[^\"]+\"|“[^”]+”)"
 _DESCRIPTOR = (
     r"(?:film|movie|song|single|album|book|novel|play|opera|band|group|series|show|game|company|"
-    r"newspaper|magazine|journal|city|town|village|river|station|team|club|university|school|poem|painting)"
+    r"newspaper|magazine|journal|city|town|village|river|station|team|club|university|school|poem|painting|"
+    r"comedy|drama|documentary|thriller|musical|sitcom|franchise|brand|airline|airport|hotel|museum|church|"
+    r"stadium|arena|lake|island|county|state|province|region|party|network|channel|program|programme|ship)"
 )
-_SUBJECT = rf"(?:(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}{_QUOTED}|(?:the\s+)?(?:{_DESCRIPTOR}\s+)?(?:{_QUOTED}|{_NAME}))"
+# Up to two lowercase words may qualify the descriptor ("the romantic comedy Big Stone Gap", "the 2014
+# American film Big Eyes"), never a relative word: "the man who founded X" is a clause, not a name.
+_QUALIFIER = r"(?:(?!(?:who|whom|whose|which|that|where|when|of)\b)[A-Za-z0-9][\w-]*\s+)"
+_SUBJECT = (
+    rf"(?:(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}{_QUOTED}"
+    rf"|(?:the\s+)?(?:{_QUALIFIER}{{0,2}}{_DESCRIPTOR}\s+)?(?:{_QUOTED}|{_NAME}))"
+)
 _MODIFIER = (
     r"(?:(?:main|first|current|former|original|eldest|oldest|youngest|late|second|third|last|"
     r"founding|lead|only|biological|younger|elder|older)\s+)"
@@ -573,6 +581,9 @@ def _noun_phrase_start(doc: Any, head_i: int) -> int:
 def _clause_hop(text: str) -> tuple[str, str] | None:
     """Invert the innermost relative / participle clause on a common noun into a question."""
     doc = _nlp()(_to_dummy(text))
+    asked_inside = _asked_inside_clause(doc)
+    if asked_inside is not None:
+        return asked_inside
     candidates = []
     for tok in doc:
         if tok.dep_ in ("relcl", "acl") and tok.pos_ in ("VERB", "AUX") and tok.dep_ != "ROOT":
@@ -586,6 +597,58 @@ def _clause_hop(text: str) -> tuple[str, str] | None:
             if end < len(doc) and doc[end].is_punct:
                 new_text = doc[:start].text_with_ws + "\x00" + doc[end:].text
             return _from_dummy(hop), _from_dummy(new_text)
+    return None
+
+
+_WH_TAGS = ("WDT", "WP", "WRB")
+_OPENERS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were",
+            "do", "does", "did", "has", "have", "had", "can", "could", "in", "at", "on", "from", "for", "of", "to",
+            "by", "with", "during"}  # fmt: skip
+
+
+def _asked_inside_clause(doc: Any) -> tuple[str, str] | None:
+    """A statement whose unknown sits in a relative clause on its object: "The Oberoi family is part
+    of a hotel company that has a head office in what city?" asks first for the company ("What
+    hotel company is the Oberoi family part of?"), then for the clause ("<ENTITY_Q1> has a head
+    office in what city?"): the clause holds the question, so it is the last hop, not the first."""
+    if not len(doc) or doc[0].lower_ in _OPENERS:
+        return None
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
+        return None
+    subjects = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
+    auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < root.i]
+    if not subjects or subjects[0].left_edge.i != 0:
+        return None
+    verb_start = min([a.i for a in auxes] + [root.i])
+    for verb in doc:
+        if verb.dep_ != "relcl" or verb.i < root.i:
+            continue
+        rel = doc[verb.left_edge.i]
+        if rel.lower_ not in ("that", "which", "who") or rel.dep_ not in ("nsubj", "nsubjpass"):
+            continue
+        clause = [t for t in verb.subtree if t.i > rel.i and not t.is_punct]
+        if not any(t.tag_ in _WH_TAGS for t in clause):
+            continue
+        noun = verb.head
+        start = _noun_phrase_start(doc, noun.i)
+        if noun.pos_ != "NOUN" or doc[start].lower_ not in ("a", "an", "the") or start <= root.i:
+            continue
+        subject = doc[0:verb_start].text
+        subject = subject[0].lower() + subject[1:] if re.match(r"^(The|A|An)\s", subject) else subject
+        between = doc[root.i + 1 : start].text
+        nphrase = doc[start + 1 : noun.i + 1].text
+        if auxes:
+            words = [auxes[0].text, subject, *[a.text for a in auxes[1:]], root.text, between]
+        elif root.lemma_ == "be":
+            words = [root.text, subject, between]
+        elif root.tag_ in _DO:
+            words = [_DO[root.tag_], subject, root.lemma_, between]
+        else:
+            continue
+        hop = _tidy(f"What {nphrase} {' '.join(w for w in words if w)}?")
+        rest = "\x00 " + " ".join(t.text for t in sorted(clause, key=lambda t: t.i)) + "?"
+        return _from_dummy(hop), front_wh(_from_dummy(rest))
     return None
 
 
@@ -634,7 +697,7 @@ def _build_clause_question(doc: Any, verb: Any) -> tuple[str, int, int] | None:
         return None
     nphrase = doc[start + 1 : noun_i + 1].text
     body = list(doc[first if zero_rel else rel.i + 1 : last + 1])
-    body = _drop_misattached(doc, body)
+    body = _drop_misattached(doc, body, verb)
     if body:
         last = body[-1].i
     if not body:
@@ -676,12 +739,25 @@ def _build_clause_question(doc: Any, verb: Any) -> tuple[str, int, int] | None:
     return _tidy(hop), start, last + 1
 
 
-def _drop_misattached(doc: Any, body: list) -> list:
+def _drop_misattached(doc: Any, body: list, verb: Any) -> list:
     """Cut a participle that the parser hung on a noun inside the clause although it is the main
     verb of a "When/Where was X <participle>" question: "When was the country that produced Fist
-    Power taken by the British?"."""
+    Power taken by the British?", "In which city is the university where Alan Turing studied
+    located?" (the clause's own verb is finite and active, so a participle closing it is not its)."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or root.lemma_ != "be" or any(c.dep_ in ("attr", "acomp") for c in root.children):
+    if root is None or root.lemma_ != "be":
+        return body
+    closing = body[-1] if body else None
+    if (
+        closing is not None
+        and verb.tag_ in ("VBD", "VBZ", "VBP")
+        and closing.tag_ == "VBN"
+        and closing.head.i == verb.i
+        and closing.dep_ in ("advcl", "acl", "xcomp", "ccomp", "conj")
+        and not list(closing.children)
+    ):
+        return body[:-1]
+    if any(c.dep_ in ("attr", "acomp") for c in root.children):
         return body
     for t in body:
         if t.dep_ in ("acl", "ccomp", "xcomp") and t.tag_ == "VBN" and t.i > body[0].i:
@@ -823,6 +899,15 @@ def _comparison(question: str) -> tuple[list[list[str]], Comparison] | None:
         person = head.lower().startswith("who")
         sequences = [_compare_chain(head, option, person) for option in options]
         return sequences, Comparison(_comparison_kind(head), tuple(options))
+    both = _BOTH_FIRST.match(q)
+    if both and not re.search(r"\bsame\b", both.group("pred"), re.IGNORECASE):
+        second, pred = both.group("b").strip(), both.group("pred")
+        *name, last = second.split()
+        if name and country_of_demonym(last):  # "Lincoln American car brands": the demonym is predicate
+            second, pred = " ".join(name), f"{last} {pred}"
+        pair = (both.group("a").strip(), second)
+        built = [_both_chain(pred, option) for option in pair]
+        return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
     same = _SAME.match(q)
     if same:
         pred = same.group("pred")
@@ -832,6 +917,13 @@ def _comparison(question: str) -> tuple[list[list[str]], Comparison] | None:
             return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
         return [_same_chain(pred, option) for option in pair], Comparison("same", pair)
     return None
+
+
+# "Are both A and B <anything>?": the second name ends where the lowercase predicate starts
+_BOTH_FIRST = re.compile(
+    rf"^(?i:are|were|is|was)\s+both\s+(?P<a>.+?)\s+and\s+(?P<b>(?:the\s+)?(?:{_QUOTED}|{_NAME}))\s+"
+    r"(?P<pred>[a-z][^?]*?)\s*\?*$"
+)
 
 
 # "both <noun> by X": which maker the noun has
@@ -911,7 +1003,8 @@ def _same_chain(pred: str, option: str) -> list[str]:
 
 # A question that asks with its wh-word at the end ("The author of Brand was born in what year?")
 _TRAILING_WH = re.compile(
-    r"^(?P<subj>(?!(?:who|whom|whose|what|which|when|where|how|is|are|was|were|do|does|did)\b)[^?]+?)\s+"
+    r"^(?P<subj>(?!(?:who|whom|whose|what|which|when|where|how|is|are|was|were|do|does|did)\b)"
+    r"(?:(?!\b(?:that|which|who|whom)\b)[^?])+?)\s+"  # a subject with a relative clause is left to the parser
     r"(?P<aux>is|was|are|were)\s+(?P<pred>(?:[\w-]+\s+){0,4}?)(?:(?P<prep>in|at|on|from|by|of|for|to|with|during|"
     r"into|under|near)\s+)?(?P<wh>what|which)\s+(?P<noun>[^?]+?)\s*\?$",
     re.IGNORECASE,

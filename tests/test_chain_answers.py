@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramdb.retrieval.answering import NA, OfflineAnswerer, compare, date_key, number_value
+from engramdb.retrieval.answering import NA, OfflineAnswerer, asked_form, compare, date_key, number_value
 from engramdb.retrieval.decomposition import Comparison
 from engramdb.retrieval.results import Chain, ChainStep, QACandidate
 
@@ -75,3 +75,13 @@ def test_an_undecidable_or_weak_comparison_is_na() -> None:
         Comparison("earliest", options), [[chain("2014", 0.5)], [chain("1994")]]
     )
     assert weak.text == NA and weak.supported is False
+
+
+def test_a_question_asking_for_a_year_gets_the_year_of_a_full_date() -> None:
+    answerer = OfflineAnswerer(0.1)
+    full = [chain("December 11, 1998")]
+    assert answerer.answer("In what year was Rushmore released?", full, []).text == "1998"
+    assert answerer.answer("When was Rushmore released?", full, []).text == "December 11, 1998"
+    assert asked_form("Which year did Rome fall?", "476 AD") == "476 AD"
+    assert asked_form("What year was it built?", "between 1990 and 1995") == "between 1990 and 1995"
+    assert asked_form("What year was it built?", "Paris") == "Paris"

@@ -183,6 +183,8 @@ def test_the_threshold_is_calibrated_on_the_memory_and_reused_until_it_changes(c
         ("Between Big Eyes and Rushmore, which film was released later?", "Big Eyes"),
         ("Who was born earlier, Tim Burton or Wes Anderson?", "Tim Burton"),
         ("Are Big Eyes and Ed Wood both directed by Tim Burton?", "yes"),
+        ("Are both Big Eyes and Rushmore directed by Tim Burton?", "no"),
+        ("Wes Anderson directed a comedy film that was released in what year?", "1998"),
         ("Are Big Eyes and Rushmore both directed by Tim Burton?", "no"),
         ("Do Big Eyes and Ed Wood have the same director?", "yes"),
     ],
