@@ -505,7 +505,7 @@ _DESCRIPTOR = (
     r"comedy|drama|documentary|thriller|musical|sitcom|franchise|brand|airline|airport|hotel|museum|church|"
     r"stadium|arena|lake|island|county|state|province|region|party|network|channel|program|programme|ship)"
 )
-# Up to two lowercase words may qualify the descriptor ("the romantic comedy Big Stone Gap", "the 2014
+# Up to two words may qualify the descriptor ("the romantic comedy Big Stone Gap", "the 2014
 # American film Big Eyes"), never a relative word: "the man who founded X" is a clause, not a name.
 _QUALIFIER = r"(?:(?!(?:who|whom|whose|which|that|where|when|of)\b)[A-Za-z0-9][\w-]*\s+)"
 _SUBJECT = (
@@ -634,8 +634,7 @@ def _asked_inside_clause(doc: Any) -> tuple[str, str] | None:
         start = _noun_phrase_start(doc, noun.i)
         if noun.pos_ != "NOUN" or doc[start].lower_ not in ("a", "an", "the") or start <= root.i:
             continue
-        subject = doc[0:verb_start].text
-        subject = subject[0].lower() + subject[1:] if re.match(r"^(The|A|An)\s", subject) else subject
+        subject = _mid_sentence(doc[0:verb_start].text)
         between = doc[root.i + 1 : start].text
         nphrase = doc[start + 1 : noun.i + 1].text
         if auxes:
@@ -1011,15 +1010,18 @@ _TRAILING_WH = re.compile(
 )
 
 
+def _mid_sentence(subject: str) -> str:
+    """A sentence-initial subject moved inside a question: "The Oberoi family" → "the Oberoi family"."""
+    return subject[0].lower() + subject[1:] if re.match(r"^(The|A|An)\s", subject) else subject
+
+
 def front_wh(question: str) -> str:
     """Move a trailing wh-phrase to the front: "Henrik Ibsen was born in which town?" → "In which
     town was Henrik Ibsen born?"; other questions unchanged."""
     match = _TRAILING_WH.match(question.strip())
     if match is None:
         return question
-    subj = match.group("subj")
-    if re.match(r"^(The|A|An)\s", subj):
-        subj = subj[0].lower() + subj[1:]
+    subj = _mid_sentence(match.group("subj"))
     pred = match.group("pred").strip()
     wh = f"{match.group('wh').lower()} {match.group('noun')}"
     prep = match.group("prep")
