@@ -490,7 +490,12 @@ _TRIVIAL = re.compile(
     r"(?:the\s+name\s+of\s+)?<ENTITY_Q\d+>(?:['’]s)?(?:\s+called)?\s*[?.]?$",
     re.IGNORECASE,
 )
-_NOT_NAME = r"(?!(?:Who|Whom|Whose|What|Which|Where|When|Why|How|Is|Are|Was|Were|Do|Does|Did|Has|Have|Had|Can|Could)\b)"
+#: The words a question opens with: never the start of a name, and a sign that a text is not a statement.
+_QUESTION_WORDS = (
+    "Who", "Whom", "Whose", "What", "Which", "Where", "When", "Why", "How",
+    "Is", "Are", "Was", "Were", "Do", "Does", "Did", "Has", "Have", "Had", "Can", "Could",
+)  # fmt: skip
+_NOT_NAME = rf"(?!(?:{'|'.join(_QUESTION_WORDS)})\b)"
 _NAME_WORD = r"(?:[A-Z0-9](?:[\w.&\-]|['’](?!s\b)|['’]s(?=\s+[A-Z0-9]))*|<ENTITY_Q\d+>)"
 _CONNECTOR = r"(?:of|the|and|de|del|la|le|du|da|von|van|der|den|y|&|on|upon|in)"
 # A capitalised name: "Big Eyes", "Journal of Psychotherapy Integration", "Johnnycake, West Virginia".
@@ -601,9 +606,7 @@ def _clause_hop(text: str) -> tuple[str, str] | None:
 
 
 _WH_TAGS = ("WDT", "WP", "WRB")
-_OPENERS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were",
-            "do", "does", "did", "has", "have", "had", "can", "could", "in", "at", "on", "from", "for", "of", "to",
-            "by", "with", "during"}  # fmt: skip
+_OPENERS = {w.lower() for w in _QUESTION_WORDS} | set("in at on from for of to by with during".split())
 
 
 def _asked_inside_clause(doc: Any) -> tuple[str, str] | None:
@@ -904,16 +907,13 @@ def _comparison(question: str) -> tuple[list[list[str]], Comparison] | None:
         *name, last = second.split()
         if name and country_of_demonym(last):  # "Lincoln American car brands": the demonym is predicate
             second, pred = " ".join(name), f"{last} {pred}"
-        pair = (both.group("a").strip(), second)
-        built = [_both_chain(pred, option) for option in pair]
-        return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
+        return _both_comparison(pred, (both.group("a").strip(), second))
     same = _SAME.match(q)
     if same:
         pred = same.group("pred")
         pair = (same.group("a").strip(), same.group("b").strip())
         if re.match(r"both\b", pred, re.IGNORECASE) and not re.search(r"\bsame\b", pred, re.IGNORECASE):
-            built = [_both_chain(pred, option) for option in pair]
-            return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
+            return _both_comparison(pred, pair)
         return [_same_chain(pred, option) for option in pair], Comparison("same", pair)
     return None
 
@@ -932,6 +932,12 @@ _MAKER_OF = {
     "song": "performer", "album": "performer", "single": "performer", "painting": "painter",
     "building": "architect", "magazine": "publisher", "newspaper": "publisher", "journal": "publisher",
 }  # fmt: skip
+
+
+def _both_comparison(pred: str, pair: tuple[str, str]) -> tuple[list[list[str]], Comparison]:
+    """ "Are A and B both <pred>?": each option's steps, and the value both answers must be."""
+    built = [_both_chain(pred, option) for option in pair]
+    return [steps for steps, _ in built], Comparison("both", pair, built[0][1])
 
 
 def _both_chain(pred: str, option: str) -> tuple[list[str], str]:
