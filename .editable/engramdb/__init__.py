@@ -1,0 +1,1 @@
+../../platform/package_root.py
