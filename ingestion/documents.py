@@ -3,7 +3,10 @@
 A document's id is the caller's (or the file path's) when given, else derived
 from its content hash, so re-ingesting the same text is recognised. Short
 Wikipedia-style passages stay whole; long texts are split on sentence
-boundaries into chunks of at most ``max_chars`` characters.
+boundaries into chunks of at most ``max_chars`` characters. A document with
+sections (Markdown headings) is chunked section by section: a chunk does not
+run past a top-level section once it is long enough to stand alone, and its
+title says where it sits (``document title › section``).
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engramdb.ingestion.markdown import Section
 from engramdb.platform.errors import InputError
 
 DEFAULT_MAX_CHARS = 2400
+#: A top-level section at least this long is a chunk border; shorter ones join their neighbours.
+MIN_SECTION_CHARS = DEFAULT_MAX_CHARS // 4
+#: Between a document title and its section in a chunk's title.
+SECTION_SEPARATOR = " › "
 #: Above this share of control characters (other than ordinary whitespace) a "text" is binary or garbage.
 MAX_CONTROL_SHARE = 0.05
 _ORDINARY_WHITESPACE = " \n\t\r\f\v"
@@ -27,6 +35,7 @@ _ENDS_IN_NAME_PART = re.compile(
     r"(?:^|[\s(\"'])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Capt|Lt|Sgt|Rev|Fr|Sr)\.$"
 )
 _ID_PATTERN = re.compile(r"^[^\s].{0,499}$", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,7 @@ class Chunk:
     position: int
     text: str
     content_hash: str
+    title: str = ""  # the document's title, with the section for a document with sections
 
 
 @dataclass(frozen=True)
@@ -48,16 +58,24 @@ class Document:
     source: str
     content_hash: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    sections: tuple[Section, ...] = ()
+    #: The file it was read from (absolute), when it is one file's document: how a re-ingest finds it.
+    path: str = ""
 
     @property
     def metadata_json(self) -> str:
         return json.dumps(self.metadata, sort_keys=True, default=str)
 
     def chunks(self, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+        if not self.sections:
+            pieces = [("", part) for part in split_text(self.text, max_chars)]
+        else:
+            pieces = split_sections(self.sections, max_chars)
         return [
-            Chunk(id=f"{self.id}#{i}", doc_id=self.id, position=i, text=part, content_hash=sha256(part))
-            for i, part in enumerate(split_text(self.text, max_chars))
-        ]
+            Chunk(id=f"{self.id}#{i}", doc_id=self.id, position=i, text=part, content_hash=sha256(part),
+                  title=SECTION_SEPARATOR.join(p for p in (self.title, label) if p))
+            for i, (label, part) in enumerate(pieces)
+        ]  # fmt: skip
 
 
 def sha256(text: str) -> str:
@@ -71,8 +89,13 @@ def make_document(
     id: str | None = None,
     source: str = "",
     metadata: dict[str, Any] | None = None,
+    sections: tuple[Section, ...] = (),
+    path: str = "",
 ) -> Document:
-    """Validate input and compute the stable id and content hash."""
+    """Validate input and compute the stable id and content hash.
+
+    With ``sections``, ``text`` is their text (headings left out) and the headings count in
+    the content hash, so renaming a heading is a change."""
     if not isinstance(text, str):
         raise InputError(f"document text must be a string, got {type(text).__name__}")
     name = _describe(id, title, source)
@@ -83,9 +106,13 @@ def make_document(
     if title:
         check_text(title, f"the title of {name}")
     content_hash = sha256(f"{title}\n{text}")
+    if sections:
+        content_hash = sha256(f"{title}\n{text}\n{json.dumps([list(s.path) for s in sections])}")
+    metadata = dict(metadata or {})
+    check_text(json.dumps(metadata, default=str, ensure_ascii=False), f"the metadata of {name}")
     if id is not None:
         id = str(id).strip()
-        if not _ID_PATTERN.match(id):
+        if _SURROGATE.search(id) or not _ID_PATTERN.match(id):
             raise InputError(
                 f"invalid document id {id!r}: it must be 1-500 characters and not start with a space"
             )
@@ -96,7 +123,9 @@ def make_document(
         text=text,
         source=source,
         content_hash=content_hash,
-        metadata=dict(metadata or {}),
+        metadata=metadata,
+        sections=tuple(sections),
+        path=path,
     )
 
 
@@ -109,7 +138,15 @@ def _describe(id: str | None, title: str | None, source: str) -> str:
 def check_text(text: str, name: str) -> None:
     """Refuse what is not text: any NUL (binary data), or control characters making up more
     than :data:`MAX_CONTROL_SHARE` of the characters that are not ordinary whitespace. Ordinary
-    whitespace (``\\n \\t \\r``, form feed, vertical tab) is fine, and so is a stray escape code."""
+    whitespace (``\\n \\t \\r``, form feed, vertical tab) is fine, and so is a stray escape code.
+    A lone surrogate (``"\\ud800"`` from a JSON escape, or undecodable bytes smuggled in by
+    ``surrogateescape``) is not Unicode text at all: no store could encode it."""
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise InputError(
+            f"{name} is not valid Unicode text: a lone surrogate U+{ord(bad.group()):04X} at character "
+            f"{bad.start()} (invalid UTF-8 bytes or a broken \\u escape)"
+        )
     nul = text.find("\x00")
     if nul >= 0:
         raise InputError(
@@ -170,3 +207,28 @@ def split_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     if current:
         pieces.append(current)
     return pieces
+
+
+def split_sections(sections: tuple[Section, ...], max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[str, str]]:
+    """(section label, text) chunks: sections packed in order up to ``max_chars``; a top-level
+    section starts a new chunk when the text gathered so far can stand alone
+    (:data:`MIN_SECTION_CHARS`); a chunk is labelled with the section it starts in."""
+    out: list[tuple[str, str]] = []
+    label = ""
+    parts: list[str] = []
+    size = 0
+    for section in sections:
+        if section.top and size >= MIN_SECTION_CHARS:
+            out.append((label, "\n\n".join(parts)))
+            parts, size = [], 0
+        for piece in split_text(section.text, max_chars):
+            if parts and size + 2 + len(piece) > max_chars:
+                out.append((label, "\n\n".join(parts)))
+                parts, size = [], 0
+            if not parts:
+                label = section.label
+            parts.append(piece)
+            size += len(piece) + 2
+    if parts:
+        out.append((label, "\n\n".join(parts)))
+    return out

@@ -19,6 +19,7 @@ a re-run ends in exactly the state of a clean run.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from typing import Any
 from engramdb.ingestion.documents import Chunk, Document
 from engramdb.ingestion.extraction_cache import ExtractionCache
 from engramdb.ingestion.extractors import ChunkJob, Extractor
+from engramdb.ingestion.identity import FileIdentity, StoredDocument, resolve
+from engramdb.ingestion.loaders import FileProblem
 from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
 from engramdb.ingestion.stages import MemoryStage, StageChunk
@@ -92,6 +95,10 @@ class IngestReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: Files of a folder not ingested for their type: (path, reason).
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    #: Things a user should know that are not failures (an id given to a second file of one name).
+    notes: list[str] = field(default_factory=list)
     stage_failures: list[tuple[str, str, str]] = field(default_factory=list)  # (stage, chunk id, reason)
 
     def timed(self, stage: str, started: float) -> None:
@@ -121,6 +128,15 @@ class _DocTally:
     chunks: int = 0
     qa_pairs: int = 0
     errors: list[str] = field(default_factory=list)
+
+
+def _stored(row: dict[str, Any]) -> StoredDocument:
+    return StoredDocument(row["id"], row.get("path"), row.get("source") or "", row.get("content_hash"))
+
+
+def _title(doc: Document, chunk: Chunk) -> str:
+    """A passage's title: ``document › section`` for a document with sections, else the document's."""
+    return chunk.title or doc.title
 
 
 class Ingestor:
@@ -163,10 +179,18 @@ class Ingestor:
         documents: Sequence[Document],
         progress: ProgressCallback | None = None,
         on_part: PartCallback | None = None,
+        failed_files: Sequence[FileProblem] = (),
     ) -> IngestReport:
-        """Ingest documents; ``progress`` advances per document, ``on_part`` after every written part."""
+        """Ingest documents; ``progress`` advances per document, ``on_part`` after every written part.
+
+        ``failed_files`` (files of a folder that could not be read) become ``failed`` documents
+        with their reason, unless memory already holds a good version of that file."""
         started = time.perf_counter()
-        report = IngestReport(documents=len(documents))
+        report = IngestReport(documents=len(documents) + len(failed_files))
+        documents, failed_files = self._identify(documents, failed_files, report)
+        self._record_failed_files(failed_files, report)
+        if progress and failed_files:
+            progress(len(failed_files))
         known = self._known_documents([d.id for d in documents])
         todo: list[Document] = []
         for doc in documents:
@@ -179,7 +203,7 @@ class Ingestor:
                 continue
             if prior:  # changed, left pending/failed, or made by another version: clear it first
                 self._delete_memory(doc.id, keep_document=True)
-                report.replaced += prior["content_hash"] != doc.content_hash
+                report.replaced += bool(prior["content_hash"]) and prior["content_hash"] != doc.content_hash
             todo.append(doc)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
@@ -188,6 +212,65 @@ class Ingestor:
                 progress(len(batch))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _identify(
+        self, documents: Sequence[Document], failed: Sequence[FileProblem], report: IngestReport
+    ) -> tuple[list[Document], list[FileProblem]]:
+        """Give each file's document the id memory knows it by (ingestion/identity.py)."""
+        files = [FileIdentity(d.id, d.path, d.source, d.content_hash) for d in documents if d.path]
+        files += [FileIdentity(f.doc_id, f.abs_path, f.path) for f in failed if f.abs_path]
+        if not files:
+            return list(documents), list(failed)
+        paths = [f.path for f in files]
+        by_path: dict[str, StoredDocument] = {}
+        for start in range(0, len(paths), 2000):
+            for row in self.graph.read("traversals/documents_by_path", paths=paths[start : start + 2000]):
+                by_path[row["path"]] = _stored(row)
+        by_id = {k: _stored(v) for k, v in self._known_documents([f.wanted_id for f in files]).items()}
+        unresolved = [f for f in files if f.path not in by_path]
+        legacy: list[StoredDocument] = []
+        if unresolved:
+            rows = self.graph.read("traversals/pathless_documents", sources=[f.source for f in unresolved],
+                                   hashes=[f.content_hash for f in unresolved if f.content_hash])  # fmt: skip
+            legacy = [_stored(row) for row in rows]
+        resolutions = dict(zip(paths, resolve(files, by_path, by_id, legacy), strict=True))
+        moved = [{"id": r.id, "path": p} for p, r in resolutions.items() if r.store_path]
+        if moved:
+            self.graph.write("writers/set_document_path", rows=moved)
+        report.notes.extend(r.note for r in resolutions.values() if r.note)
+        docs = [dataclasses.replace(d, id=resolutions[d.path].id) if d.path else d for d in documents]
+        bad = [dataclasses.replace(f, doc_id=resolutions[f.abs_path].id) if f.abs_path else f for f in failed]
+        return docs, bad
+
+    def _record_failed_files(self, failed: Sequence[FileProblem], report: IngestReport) -> None:
+        """A file that could not be read is a ``failed`` document with its reason; a file whose
+        earlier version is in memory (``done``) keeps that memory, and the failure is reported."""
+        if not failed:
+            return
+        known = self._known_documents([f.doc_id for f in failed if f.doc_id])
+        rows = []
+        for f in failed:
+            report.failed += 1
+            report.failures.append((f.doc_id or f.path, f"{f.path}: {f.reason}"))
+            prior = known.get(f.doc_id)
+            if not f.doc_id:
+                continue
+            if prior is not None and prior["status"] == "done":
+                report.notes.append(f"{f.path} could not be read; memory keeps its earlier version")
+                continue
+            if prior is not None:  # an interrupted or failed earlier run: nothing of it may linger
+                self._delete_memory(f.doc_id, keep_document=True)
+            rows.append(f)
+        if not rows:
+            return
+        self.graph.write("writers/upsert_documents", rows=[
+            {"id": f.doc_id, "title": f.path.rsplit("/", 1)[-1], "source": f.path, "path": f.abs_path or None,
+             "content_hash": None, "metadata_json": "{}", "status": "failed"} for f in rows
+        ])  # fmt: skip
+        self.graph.write("writers/set_document_status", rows=[
+            {"id": f.doc_id, "status": "failed", "error": f.reason, "chunk_count": 0, "qa_count": 0,
+             "ingest_version": self.ingest_version} for f in rows
+        ])  # fmt: skip
 
     def _ingest_batch(
         self, batch: Sequence[Document], report: IngestReport, on_part: PartCallback | None
@@ -236,6 +319,7 @@ class Ingestor:
     ) -> None:
         """Extract, reconcile, write (one transaction) and embed one bounded slice of chunks."""
         t0 = time.perf_counter()
+        # the extractor reads the document's title as its topic entity; passages carry their section too
         jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in part]
         extractions = self.extractor.extract_jobs(jobs)
         results = [
@@ -255,7 +339,7 @@ class Ingestor:
         vectors = (
             self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
         )
-        chunk_vectors = self.embedder.embed_documents([passage_text(d.title, c.text) for d, c in part])
+        chunk_vectors = self.embedder.embed_documents([passage_text(_title(d, c), c.text) for d, c in part])
         entity_vectors = (
             self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
         )
@@ -263,7 +347,7 @@ class Ingestor:
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
-            VectorPoint(key=c.id, vector=v, payload=ChunkPayload(doc_id=c.doc_id, chunk_id=c.id, title=d.title,
+            VectorPoint(key=c.id, vector=v, payload=ChunkPayload(doc_id=c.doc_id, chunk_id=c.id, title=_title(d, c),
                                                                  position=c.position, embedder=self.embedder.name).to_payload())
             for (d, c), v in zip(part, chunk_vectors, strict=True)
         ])  # fmt: skip
@@ -290,7 +374,7 @@ class Ingestor:
         marked done, so a crash here re-ingests them; a stage's per-chunk failures are reported and left
         for ``engramdb index`` to retry, without failing the document)."""
         chunks = [
-            StageChunk(c.id, c.doc_id, d.title or "", c.text, c.position)
+            StageChunk(c.id, c.doc_id, _title(d, c), c.text, c.position)
             for (d, c), r in zip(part, results, strict=True)
             if r.gsw is not None and not r.error
         ]

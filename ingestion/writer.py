@@ -98,8 +98,8 @@ class BatchRows:
 def document_rows(documents: Sequence[Document]) -> list[dict[str, Any]]:
     """Document rows as written before any of their chunks: ``pending`` until every part is in."""
     return [
-        {"id": doc.id, "title": doc.title, "source": doc.source, "content_hash": doc.content_hash,
-         "metadata_json": doc.metadata_json, "status": "pending"}
+        {"id": doc.id, "title": doc.title, "source": doc.source, "path": doc.path or None,
+         "content_hash": doc.content_hash, "metadata_json": doc.metadata_json, "status": "pending"}
         for doc in documents
     ]  # fmt: skip
 
@@ -135,7 +135,7 @@ def build_rows(
     for result in results:
         chunk = result.chunk
         rows.chunks.append(
-            {"id": chunk.id, "doc_id": chunk.doc_id, "title": titles.get(chunk.doc_id, ""), "position": chunk.position, "text": chunk.text,
+            {"id": chunk.id, "doc_id": chunk.doc_id, "title": chunk.title or titles.get(chunk.doc_id, ""), "position": chunk.position, "text": chunk.text,
              "content_hash": chunk.content_hash, "status": "failed" if result.error else "done",
              "error": result.error}
         )  # fmt: skip

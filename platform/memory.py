@@ -29,6 +29,7 @@ NO_LIMIT = 2**62
 
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
+    from engramdb.ingestion.loaders import LoadResult
     from engramdb.ingestion.pipeline import (
         DeleteReport,
         Ingestor,
@@ -210,16 +211,29 @@ class Memory:
         *,
         progress: ProgressCallback | None = None,
         on_part: PartCallback | None = None,
+        strict: bool = False,
     ) -> IngestReport:
-        """Remember documents: a path (file, folder, JSON corpus), a text, a dict, or many of those.
+        """Remember documents: a path (file, folder, JSON corpus), a text, a dict, or many of those
+        (or the ``LoadResult`` of ``engramdb.ingestion.loaders.scan_path``).
 
         Unchanged documents are skipped, changed ones replace their old memory,
         and an interrupted ingest resumes where it stopped when run again.
+        In a folder, a file that cannot be read becomes a ``failed`` document
+        (``report.failures``) and an unsupported one is skipped
+        (``report.skipped_files``) while the rest are ingested; ``strict=True``
+        ingests nothing when any file cannot be read.
         ``progress`` advances per document; ``on_part`` reports chunks written
         within a batch, which is the only visible progress while one long
         document (a book) is being ingested.
         """
-        return self.ingestor.ingest(to_documents(source), progress=progress, on_part=on_part)
+        loaded = to_load_result(source)
+        if strict:
+            loaded.raise_problems()
+        report = self.ingestor.ingest(
+            loaded.documents, progress=progress, on_part=on_part, failed_files=loaded.failed
+        )
+        report.skipped_files.extend((f.path, f.reason) for f in loaded.skipped)
+        return report
 
     def delete(self, doc_id: str) -> DeleteReport:
         """Forget one document: its chunks, verb phrases, QA edges and vectors, cached
@@ -317,33 +331,47 @@ def _missing_documents_message(missing: list[str], asked: int, namespace: str) -
 
 
 def to_documents(source: object) -> list[Document]:
-    """Normalise what ``Memory.ingest`` accepts into validated Documents."""
-    from engramdb.ingestion.documents import Document, make_document
-    from engramdb.ingestion.loaders import load_path
+    """Normalise what ``Memory.ingest`` accepts into validated Documents (any bad file is an error)."""
+    loaded = to_load_result(source)
+    loaded.raise_problems()
+    return loaded.documents
 
+
+def to_load_result(source: object) -> LoadResult:
+    """What ``Memory.ingest`` accepts, read: documents, and the files of folders that failed or were skipped."""
+    from engramdb.ingestion.documents import Document, make_document
+    from engramdb.ingestion.loaders import LoadResult, scan_path
+
+    if isinstance(source, LoadResult):
+        return source
     if isinstance(source, Document):
-        return [source]
+        return LoadResult([source])
     if isinstance(source, Path):
-        return load_path(source)
+        return scan_path(source)
     if isinstance(source, str):
         if _looks_like_path(source):
-            return load_path(source)  # a missing file is reported, not ingested as text
-        return [make_document(source)]
+            return scan_path(source)  # a missing file is reported, not ingested as text
+        return LoadResult([make_document(source)])
     if isinstance(source, dict):
-        return [_from_dict(source)]
+        return LoadResult([_from_dict(source)])
     if isinstance(source, Iterable):
-        docs: list[Document] = []
+        out = LoadResult()
         for item in source:
-            docs.extend(to_documents(item))
-        return docs
+            part = to_load_result(item)
+            out.documents.extend(part.documents)
+            out.failed.extend(part.failed)
+            out.skipped.extend(part.skipped)
+        return out
     raise InputError(f"cannot ingest a {type(source).__name__}: pass a path, text, dict or Document")
 
 
 def _looks_like_path(text: str) -> bool:
+    from engramdb.ingestion.loaders import SUPPORTED_SUFFIXES
+
     if text == "-" or (len(text) < 4096 and "\n" not in text and Path(text).exists()):
         return True
     return not any(ch.isspace() for ch in text) and (
-        "/" in text or Path(text).suffix.lower() in {".txt", ".md", ".markdown", ".json"}
+        "/" in text or Path(text).suffix.lower() in SUPPORTED_SUFFIXES
     )
 
 

@@ -1,6 +1,8 @@
 // Namespace indexes: every read starts by narrowing to one namespace.
 CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace);
 CREATE INDEX document_status IF NOT EXISTS FOR (n:Document) ON (n.namespace, n.status);
+// A file's document is found by its path on a re-ingest, whatever id it got (ingestion/identity.py).
+CREATE INDEX document_path IF NOT EXISTS FOR (n:Document) ON (n.namespace, n.path);
 CREATE INDEX chunk_namespace IF NOT EXISTS FOR (n:Chunk) ON (n.namespace);
 CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace);
 CREATE INDEX entity_normalized_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.normalized_name);

@@ -2,7 +2,9 @@
 // `namespace_key` spells the namespace as one lowercase a-z word (z escapes: zz = z, zu<x> = upper X,
 // za..zj = 0..9, zk = _, zl = ., zm = -), the same as engramdb.ingestion.writer.namespace_key: the
 // full-text indexes filter by it, and the document's chunks and entities copy it.
-// $rows: [{id, title, source, content_hash, metadata_json, status}]
+// `path` is the absolute path of the file a document was read from (null for texts and corpus items):
+// how a later ingest of the same file finds it whatever id it was given (traversals/documents_by_path).
+// $rows: [{id, title, source, path, content_hash, metadata_json, status}]
 WITH 'ns' + reduce(k = '', c IN split($namespace, '') | k + CASE
        WHEN c = 'z' THEN 'zz'
        WHEN c >= 'a' AND c <= 'y' THEN c
@@ -15,6 +17,7 @@ UNWIND $rows AS row
 MERGE (d:Document {namespace: $namespace, id: row.id})
 SET d.title = row.title,
     d.source = row.source,
+    d.path = row.path,
     d.content_hash = row.content_hash,
     d.metadata_json = row.metadata_json,
     d.status = row.status,
