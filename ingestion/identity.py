@@ -90,14 +90,18 @@ def _resolve_one(
         return Resolution(known.id)
     if f.wanted_id in taken:  # two files of this ingest want one id (not from one folder's scan)
         new_id = disambiguated(f.wanted_id, f.path)
-        return Resolution(new_id, note=f"{f.wanted_id!r} names another file of this ingest: {f.source} is {new_id!r}")
+        return Resolution(
+            new_id, note=f"{f.wanted_id!r} names another file of this ingest: {f.source} is {new_id!r}"
+        )
     holder = by_id.get(f.wanted_id)
     if holder is not None:
         if holder.path is None:
             if _same_legacy_file(holder, f, exists):
                 return Resolution(holder.id, store_path=True)
         elif not exists(holder.path):
-            return Resolution(holder.id, store_path=True, note=f"{holder.path} is gone: {f.path} takes its id")
+            return Resolution(
+                holder.id, store_path=True, note=f"{holder.path} is gone: {f.path} takes its id"
+            )
         new_id = disambiguated(f.wanted_id, f.path)
         where = holder.path or holder.source
         return Resolution(new_id, note=f"{f.wanted_id!r} already names {where}: {f.source} is {new_id!r}")

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from engramdb.ingestion.converters import CONVERTED_SUFFIXES
 from engramdb.ingestion.documents import Document, make_document
 from engramdb.platform.errors import InputError
 
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 JSON_SUFFIXES = frozenset({".json"})
-#: Converted to Markdown by ``ingestion/converters.py`` (the ``engramdb[documents]`` extra).
-CONVERTED_SUFFIXES = frozenset({".pdf", ".html", ".htm", ".docx", ".pptx"})
+#: PDF, HTML, DOCX and PPTX are converted to Markdown (the ``engramdb[documents]`` extra).
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | MARKDOWN_SUFFIXES | JSON_SUFFIXES | CONVERTED_SUFFIXES
 #: Titles made from a text's first line are clipped here (a stdin document has no file name).
 TITLE_CHARS = 80
@@ -193,7 +193,9 @@ def _read_text(path: Path) -> str:
     data = path.read_bytes()
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise InputError(f"{shown(path)} contains a NUL byte at byte {nul}: it looks like binary data, not text")
+        raise InputError(
+            f"{shown(path)} contains a NUL byte at byte {nul}: it looks like binary data, not text"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -264,12 +266,10 @@ def _from_item(item: Any, index: int, source: str) -> Document:
     if not isinstance(item, dict):
         raise InputError(f"{where}: expected an object with 'text', got {type(item).__name__}")
     text = item.get("text")
-    if text is None:
-        raise InputError(f"{where}: missing 'text'")
+    if text is None or (isinstance(text, str) and not text.strip()):
+        raise InputError(f"{where}: missing or empty 'text'")
     if not isinstance(text, str):
         raise InputError(f"{where}: 'text' must be a string, got {_json_type(text)}")
-    if not text.strip():
-        raise InputError(f"{where}: 'text' is empty")
     title = item.get("title")
     if title is not None and not isinstance(title, str):
         raise InputError(f"{where}: 'title' must be a string, got {_json_type(title)}")

@@ -16,7 +16,9 @@ from typing import Any
 
 from engramdb.platform.errors import InputError
 
-_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_MATTER = re.compile(
+    r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
+)
 _TAG = re.compile(r"<[^>]*>")
 _SPACES = re.compile(r"[ \t]+")
 
@@ -100,7 +102,6 @@ def _drop_empty(sections: list[Section]) -> tuple[Section, ...]:
     return tuple(kept)
 
 
-
 def _front_matter(raw: str, source: str) -> tuple[dict[str, Any], str]:
     match = _FRONT_MATTER.match(raw)
     if not match:
@@ -162,7 +163,9 @@ def _blocks(body: str) -> list[tuple[str, int, str]]:
             if in_head:
                 header = row
             elif any(row):
-                cells = [f"{h}: {c}" if h else c for h, c in zip(header + [""] * len(row), row, strict=False) if c]
+                cells = [
+                    f"{h}: {c}" if h else c for h, c in zip(header + [""] * len(row), row, strict=False) if c
+                ]
                 out.append(("text", 0, "; ".join(cells) + "."))
             row = []
         i += 1
