@@ -19,6 +19,7 @@ from typing import Any
 
 from engramdb.ingestion.markdown import Section
 from engramdb.platform.errors import InputError
+from engramdb.platform.text_safety import require_unicode, unicode_problem
 
 DEFAULT_MAX_CHARS = 2400
 #: A top-level section at least this long is a chunk border; shorter ones join their neighbours.
@@ -35,7 +36,6 @@ _ENDS_IN_NAME_PART = re.compile(
     r"(?:^|[\s(\"'])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Capt|Lt|Sgt|Rev|Fr|Sr)\.$"
 )
 _ID_PATTERN = re.compile(r"^[^\s].{0,499}$", re.DOTALL)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def make_document(
     check_text(json.dumps(metadata, default=str, ensure_ascii=False), f"the metadata of {name}")
     if id is not None:
         id = str(id).strip()
-        if _SURROGATE.search(id) or not _ID_PATTERN.match(id):
+        if unicode_problem(id, "id") or not _ID_PATTERN.match(id):
             raise InputError(
                 f"invalid document id {id!r}: it must be 1-500 characters and not start with a space"
             )
@@ -141,12 +141,7 @@ def check_text(text: str, name: str) -> None:
     whitespace (``\\n \\t \\r``, form feed, vertical tab) is fine, and so is a stray escape code.
     A lone surrogate (``"\\ud800"`` from a JSON escape, or undecodable bytes smuggled in by
     ``surrogateescape``) is not Unicode text at all: no store could encode it."""
-    bad = _SURROGATE.search(text)
-    if bad:
-        raise InputError(
-            f"{name} is not valid Unicode text: a lone surrogate U+{ord(bad.group()):04X} at character "
-            f"{bad.start()} (invalid UTF-8 bytes or a broken \\u escape)"
-        )
+    require_unicode(text, name)
     nul = text.find("\x00")
     if nul >= 0:
         raise InputError(
@@ -209,7 +204,9 @@ def split_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     return pieces
 
 
-def split_sections(sections: tuple[Section, ...], max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[str, str]]:
+def split_sections(
+    sections: tuple[Section, ...], max_chars: int = DEFAULT_MAX_CHARS
+) -> list[tuple[str, str]]:
     """(section label, text) chunks: sections packed in order up to ``max_chars``; a top-level
     section starts a new chunk when the text gathered so far can stand alone
     (:data:`MIN_SECTION_CHARS`); a chunk is labelled with the section it starts in."""

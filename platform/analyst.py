@@ -28,6 +28,7 @@ lines can be pasted into Neo4j Browser), then the query.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -37,8 +38,10 @@ from typing import Any, LiteralString, cast
 from neo4j import READ_ACCESS, Driver
 from neo4j.exceptions import Neo4jError
 
+from engramdb.platform.config import DEFAULT_CYPHER_MAX_TIMEOUT
 from engramdb.platform.cypher_files import CYPHER_DIR
 from engramdb.platform.errors import EngramError, InputError
+from engramdb.platform.text_safety import unicode_problem
 
 EXAMPLES_DIR = CYPHER_DIR / "examples"
 PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -328,20 +331,23 @@ def run_cypher(
     database: str = "neo4j",
     limit: int = 100,
     timeout: float = 30.0,
+    max_timeout: float = DEFAULT_CYPHER_MAX_TIMEOUT,
     example_name: str | None = None,
 ) -> CypherResult:
     """Run ``text`` read-only with ``params``; at most ``limit`` rows, stopped by the server after ``timeout`` s.
 
-    Raises :class:`QueryRefused` (nothing ran), :class:`QueryTimedOut`, or
-    :class:`InputError` for a query Neo4j rejects (syntax, a missing parameter).
+    ``timeout`` above ``max_timeout`` (the ``cypher_max_timeout`` setting) is clamped to it (see
+    :func:`bounded_timeout`). Raises :class:`QueryRefused` (nothing ran), :class:`QueryTimedOut`,
+    or :class:`InputError` for bad input (text that is not Unicode, a timeout that is not a
+    positive number) and for a query Neo4j rejects (syntax, a missing parameter).
     """
+    check_unicode_input(text, params)
     query = text.strip().rstrip(";").strip()
     if not query or not normalized(query):
         raise InputError("the query is empty")
     if limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, got {timeout}")
+    timeout = bounded_timeout(timeout, max_timeout)
     reason = refusal(query)
     if reason:
         raise QueryRefused(_refused(reason))
@@ -367,6 +373,48 @@ def run_cypher(
         finally:
             tx.close()  # never committed: rolled back
     return CypherResult(columns, rows, truncated, limit, time.monotonic() - started, example_name, parameters)
+
+
+def bounded_timeout(timeout: float, maximum: float = DEFAULT_CYPHER_MAX_TIMEOUT) -> float:
+    """``timeout`` in seconds, at most ``maximum``; :class:`InputError` unless finite and positive.
+
+    Why check here and not only in the CLI: NaN compares false with everything, so it slips
+    past a plain ``<= 0`` test and reaches the driver, which fails with a traceback; infinity
+    and huge values would let one query hold a server transaction open indefinitely.
+    """
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise InputError(f"--timeout must be a finite number of seconds above 0, got {timeout:g}")
+    return min(timeout, maximum)
+
+
+def check_unicode_input(text: str, params: Mapping[str, Any]) -> None:
+    """:class:`InputError` when the query or a string among the parameters is not valid Unicode.
+
+    The driver cannot encode a lone surrogate (undecodable bytes carried by ``surrogateescape``)
+    and would fail mid-send with a ``UnicodeEncodeError``; this names the query or parameter.
+    """
+    problem = unicode_problem(text, "the query")
+    for name, value in params.items():
+        problem = problem or _unicode_problem_in(value, f"the parameter ${name}")
+    if problem:
+        raise InputError(problem)
+
+
+def _unicode_problem_in(value: Any, what: str) -> str | None:
+    """The first string in ``value`` (nested lists and maps included) that is not valid Unicode."""
+    if isinstance(value, str):
+        return unicode_problem(value, what)
+    if isinstance(value, Mapping):
+        items: Iterable[Any] = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return None
+    for item in items:
+        problem = _unicode_problem_in(item, what)
+        if problem:
+            return problem
+    return None
 
 
 def _check_plan(session: Any, query: str, params: Mapping[str, Any], timeout: float) -> None:

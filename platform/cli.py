@@ -2,21 +2,30 @@
 
 Errors that engramdb raises on purpose print as one line, ``error: ...``, and
 exit with status 1; so does a store that cannot be reached (Neo4j stopped
-mid-ingest, a Qdrant server down). Anything else is a bug and keeps its
-traceback. Text that comes from the user (ids, paths, titles, error messages
-quoting them) is always escaped before it reaches rich, whose markup would
-otherwise eat ``[bold]`` or crash on ``[/]``.
+mid-ingest, a Qdrant server down), and so does a text argument that is not
+valid UTF-8 (checked where click reads it, by :class:`UserText`). Anything else
+is a bug and keeps its traceback. Text that comes from the user (ids, paths,
+titles, error messages quoting them) is always escaped before it reaches rich,
+whose markup would otherwise eat ``[bold]`` or crash on ``[/]``; and every
+string the consoles print has its control characters made visible
+(:class:`CliConsole`), so stored text cannot drive the reader's terminal.
+A closed output pipe (``engramdb documents | head -1``) ends the program
+quietly with status 141, as SIGPIPE would end other Unix tools.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -25,9 +34,11 @@ from rich.table import Table
 from rich.text import Text
 
 from engramdb.platform.config import Settings
-from engramdb.platform.errors import EngramError, Store, unreachable_store
+from engramdb.platform.errors import EngramError, InputError, Store, unreachable_store
+from engramdb.platform.text_safety import require_unicode, visible
 
 if TYPE_CHECKING:
+    from engramdb.ingestion.pipeline import IngestReport
     from engramdb.platform.memory import Memory
 
 STRATEGY_HELP = (
@@ -35,9 +46,70 @@ STRATEGY_HELP = (
 )
 SET_HELP = "Override one of the strategy's settings for this call, e.g. --set beam_width=8 (repeatable)."
 F = TypeVar("F", bound=Callable[..., Any])
+#: Exit status when the reader of stdout went away (128 + SIGPIPE), as for other Unix tools.
+EXIT_CLOSED_PIPE = 141
+
+
+def _closed_pipe(stream: IO[str] | None = None) -> NoReturn:
+    """End quietly after a write to a closed pipe (the Python docs' recipe for SIGPIPE).
+
+    The stream is pointed at /dev/null first, so the flush at interpreter exit does not fail
+    again and print "Exception ignored ... BrokenPipeError"; there is no message, since the
+    reader that would see it is gone.
+    """
+    target = stream if stream is not None else sys.stdout
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, target.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a test runner's buffer): nothing to redirect
+        pass
+    raise SystemExit(EXIT_CLOSED_PIPE)
+
+
+@contextmanager
+def exit_quietly_on_closed_pipe() -> Iterator[None]:
+    """Turn a BrokenPipeError from the block, or from flushing stdout after it, into :func:`_closed_pipe`.
+
+    Flushing here matters: output still buffered when the command returns would otherwise
+    hit the closed pipe at interpreter exit, outside any handler.
+    """
+    try:
+        try:
+            yield
+        finally:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        _closed_pipe()
+
+
+class CliConsole(Console):
+    """The CLI's consoles: strings are printed with control characters made visible, and a
+    closed pipe ends the program quietly with status 141 (rich's own default exits 1).
+
+    Visible, because stored text (a title holding ``ESC ]0;... BEL``) reaches the screen
+    through many messages, tables and other modules' trace renderers; doing it here covers
+    every string they print. Table cells are built from text before rich sees it, so the
+    tables apply :func:`visible` to their cells themselves.
+    """
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    def rule(self, title: Any = "", **kwargs: Any) -> None:
+        super().rule(visible(title) if isinstance(title, str) else title, **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _closed_pipe(sys.stderr if self.stderr else sys.stdout)
+
+
 # Soft wrap: a long path or id stays one line (the terminal folds it), so it can be copied whole.
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+console = CliConsole(soft_wrap=True)
+err_console = CliConsole(stderr=True, soft_wrap=True)
 #: Commands that write memory: after a lost store, running them again resumes the work.
 RESUMABLE_COMMANDS = {"ingest": "rerun the ingest to resume where it stopped", "eval": "rerun eval to resume"}
 #: The failure reason column of `engramdb documents` (the JSON output keeps it whole).
@@ -71,9 +143,60 @@ def friendly_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+def _fail(message: str) -> NoReturn:
+    print_error(message)
     sys.exit(1)
+
+
+def print_error(message: str) -> None:
+    """The one ``error:`` line on stderr (markup escaped, control characters made visible)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+
+
+class CliInputError(click.ClickException):
+    """Bad input found while click reads the arguments (before a command's own error handling):
+    printed as the same one ``error:`` line, exit status 1, rather than click's usage block."""
+
+    exit_code = 1
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        print_error(self.message)
+
+
+class UserText(click.ParamType):
+    """A text argument or option value: refused in one ``error:`` line unless valid UTF-8.
+
+    Python hands undecodable argv bytes over as lone surrogates; left in, they fail much
+    later with a traceback (the driver, the tokenizer, the terminal cannot encode them).
+    Paths are not text in this sense (any bytes name a file), so they keep click's types.
+    ``what`` names the value in the message, e.g. ``"the question"``.
+    """
+
+    name = "text"
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = click.STRING.convert(value, param, ctx)
+        try:
+            return require_unicode(text, self.what)
+        except InputError as exc:
+            raise CliInputError(str(exc)) from exc
+
+
+def read_stdin_text(what: str) -> str:
+    """Standard input as text, decoded strictly as UTF-8 so invalid bytes are one clear error."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return require_unicode(sys.stdin.read(), what)
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at position {exc.start})"
+        ) from exc
 
 
 def unreachable_message(store: Store, exc: BaseException) -> str:
@@ -155,6 +278,39 @@ def quiet_driver_logs() -> None:
     logger.propagate = False
 
 
+class SdkNotices(logging.Handler):
+    """Shows the ``engramdb`` logger's records a command-line user must see, on stderr.
+
+    The SDK only logs (an application decides where its logs go); the CLI has no logging
+    set up, so without this a side effect that outlives the command, such as starting the
+    local Neo4j, would pass unannounced. A record marked as a notice (see
+    ``engramdb.platform.graph.NOTICE``) prints as one ``note:`` line; warnings print as one
+    ``warning:`` line (they used to reach stderr through Python's last-resort handler, which
+    a handler here replaces); other INFO records stay quiet.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from engramdb.platform.graph import NOTICE
+
+        if getattr(record, NOTICE, False):
+            err_console.print(f"[yellow]note:[/] {escape(record.getMessage())}", highlight=False)
+        elif record.levelno >= logging.WARNING:
+            err_console.print(f"[yellow]warning:[/] {escape(record.getMessage())}", highlight=False)
+
+
+def show_sdk_notices() -> None:
+    """Attach one :class:`SdkNotices` to the ``engramdb`` logger and let its INFO records through
+    (idempotent: the CLI's group callback runs once per invocation, tests invoke it many times)."""
+    logger = logging.getLogger("engramdb")
+    if not any(isinstance(h, SdkNotices) for h in logger.handlers):
+        logger.addHandler(SdkNotices())
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+
+
 class Context:
     """Settings built once per invocation from options, environment and TOML.
 
@@ -195,22 +351,43 @@ def home_option(func: F) -> F:
     return option(func)  # type: ignore[return-value]
 
 
+NAMESPACE_TEXT = UserText("the namespace (-n)")
+
+
 def memory_options(func: F) -> F:
     """``--home`` and ``-n/--namespace`` on a subcommand that works on a namespace."""
-    option = click.option("-n", "--namespace", expose_value=False, callback=_override("namespace"),
-                          help=NAMESPACE_HELP)  # fmt: skip
+    option = click.option("-n", "--namespace", type=NAMESPACE_TEXT, expose_value=False,
+                          callback=_override("namespace"), help=NAMESPACE_HELP)  # fmt: skip
     return home_option(option(func))  # type: ignore[return-value]
 
 
-@click.group()
+class EngramGroup(click.Group):
+    """The top-level group: every command runs under :func:`exit_quietly_on_closed_pipe`.
+
+    Overriding these two methods, not ``main``, because click's ``main`` catches a broken
+    pipe itself and exits 1; ``make_context`` covers ``--help`` and ``--version`` output,
+    ``invoke`` the commands. The entry point (``engramdb.platform.cli:main``) is unchanged.
+    """
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with exit_quietly_on_closed_pipe():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with exit_quietly_on_closed_pipe():
+            return super().invoke(ctx)
+
+
+@click.group(cls=EngramGroup)
 @click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
-@click.option("-n", "--namespace", help=NAMESPACE_HELP)
+@click.option("-n", "--namespace", type=NAMESPACE_TEXT, help=NAMESPACE_HELP)
 @click.version_option(package_name="engramdb")
 @click.pass_context
 def main(ctx: click.Context, home: Path | None, namespace: str | None) -> None:
     """engramdb: structured memory for LLMs (Neo4j + Qdrant)."""
     ctx.obj = Context(home, namespace)
     quiet_driver_logs()
+    show_sdk_notices()
 
 
 # ----------------------------------------------------------------- neo4j
@@ -398,7 +575,7 @@ def stats_table(data: dict[str, Any]) -> Table:
         if table.row_count:
             table.add_section()
         for i, (label, value) in enumerate(rows):
-            table.add_row(group if i == 0 else "", Text(label), str(value))
+            table.add_row(group if i == 0 else "", Text(visible(label)), str(value))
     return table
 
 
@@ -448,7 +625,7 @@ def documents_table(rows: list[dict[str, Any]], namespace: str) -> Table:
     styles = {"done": "green", "pending": "yellow", "failed": "red"}
     for row in rows:
         table.add_row(
-            Text(row["id"]), Text(shorten(row["title"] or "", TITLE_WIDTH)),
+            Text(visible(row["id"])), Text(shorten(row["title"] or "", TITLE_WIDTH)),
             Text(str(row["status"]), style=styles.get(row["status"], "")),
             _count(row["chunks"]), _count(row["qa_pairs"]), Text(shorten(row["error"] or "", REASON_WIDTH)),
         )  # fmt: skip
@@ -460,8 +637,8 @@ def _count(value: int | None) -> str:
 
 
 def shorten(text: str, width: int) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """``text`` on one line, control characters made visible, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -481,53 +658,97 @@ def empty_namespace_hint(memory: Memory) -> str:
 @click.argument("path")
 @click.option("--batch-size", type=int, help="Documents per write transaction.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--strict", is_flag=True, help="Ingest nothing when any file of a folder cannot be read.")
+@click.option("--as-text", is_flag=True, help="Read files of any type as plain UTF-8 text.")
+@click.option("--title", help="Title of the one document read from - (stdin) or a file.")
+@click.option("--id", "doc_id", help="Id of the one document read from - (stdin) or a file.")
 @memory_options
 @pass_context
 @friendly_errors
-def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool) -> None:
-    """Remember PATH: a .txt/.md file, a folder, a JSON corpus [{title, text}], or - for stdin."""
+def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, strict: bool, as_text: bool,
+           title: str | None, doc_id: str | None) -> None:  # fmt: skip
+    """Remember PATH: a file (.txt .md .json .pdf .html .docx .pptx), a folder, or - for stdin.
+
+    In a folder every readable file is ingested: a file that cannot be read is
+    recorded as a failed document with its reason (exit 2), a file of another
+    type is listed as skipped. A JSON file is a corpus [{title, text}].
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from engramdb.ingestion.loaders import load_path
+    from engramdb.ingestion.loaders import scan_path
     from engramdb.ingestion.pipeline import PartProgress
     from engramdb.platform.memory import Memory
 
     settings = ctx.settings()
     if batch_size is not None:
         settings = settings.model_copy(update={"ingest_batch_size": batch_size})
-    documents = load_path(path)
+    with err_console.status("Reading files..."):
+        loaded = scan_path(path, as_text=as_text, title=title, doc_id=doc_id)
+    if strict:
+        loaded.raise_problems()  # before any store is touched: nothing is written
     with Memory(settings=settings) as memory:
         with err_console.status("Loading models and connecting..."):
             memory.ingestor  # noqa: B018 - open stores and models before the bar starts
         label = TextColumn("{task.description:>9}")
         columns = (label, BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=err_console, transient=False) as bar:
-            task = bar.add_task("documents", total=len(documents))
+            task = bar.add_task("documents", total=len(loaded.documents) + len(loaded.failed))
             # A long document is one batch of many parts: the chunk row moves while the document row waits.
             chunk_task = bar.add_task("chunks", total=None, visible=False)
 
             def on_part(part: PartProgress) -> None:
                 bar.update(chunk_task, total=part.chunks_total, completed=part.chunks_done, visible=True)
 
-            report = memory.ingest(documents, progress=lambda n: bar.advance(task, n), on_part=on_part)
+            report = memory.ingest(loaded, progress=lambda n: bar.advance(task, n), on_part=on_part)
     if as_json:
         from dataclasses import asdict
 
         click.echo(json.dumps(asdict(report), indent=2))
     else:
-        console.print(
-            f"{report.documents} documents: {report.ingested} ingested, {report.skipped} unchanged, "
-            f"{report.failed} failed ({report.replaced} replaced) in {report.seconds:.1f} s; "
-            f"{report.chunks} chunks, {report.verb_phrases} verb phrases, {report.qa_pairs} QA pairs"
-        )
-        for doc_id, error in report.failures[:20]:
-            err_console.print(f"[yellow]failed[/] {escape(doc_id)}: {escape(error)}", highlight=False)
+        print_ingest_summary(report)
     if report.failed:
         sys.exit(2)
 
 
+#: Failed and skipped files named one by one up to these counts; past them, counts by reason follow.
+FAILED_NAMED = 50
+SKIPPED_NAMED = 20
+
+
+def print_ingest_summary(report: IngestReport) -> None:
+    """One line of counts on stdout; every failed and skipped file (or, when many, counts by reason)
+    and every note on stderr."""
+    n_skipped = len(report.skipped_files)
+    skipped = f", {n_skipped} file{'s' if n_skipped != 1 else ''} skipped" if n_skipped else ""
+    console.print(
+        f"{report.documents} documents: {report.ingested} ingested, {report.skipped} unchanged, "
+        f"{report.failed} failed ({report.replaced} replaced){skipped} in {report.seconds:.1f} s; "
+        f"{report.chunks} chunks, {report.verb_phrases} verb phrases, {report.qa_pairs} QA pairs"
+    )
+    for word, items, named in (("failed", [e for _, e in report.failures], FAILED_NAMED),
+                               ("skipped", [f"{p}: {r}" for p, r in report.skipped_files], SKIPPED_NAMED)):  # fmt: skip
+        for line in items[:named]:
+            err_console.print(f"[yellow]{word}[/] {escape(line)}", highlight=False)
+        if len(items) > named:
+            counts = Counter(_reason_kind(line) for line in items)
+            by_reason = "; ".join(f"{n} {escape(kind)}" for kind, n in counts.most_common())
+            err_console.print(
+                f"[yellow]{word}[/] {len(items)} in all, by reason: {by_reason}", highlight=False
+            )
+    if len(report.failures) > FAILED_NAMED:
+        err_console.print("`engramdb documents --status failed` lists every failed document", highlight=False)
+    for note in report.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+
+
+def _reason_kind(line: str) -> str:
+    """A failure's reason without its file and particulars, for counting like with like."""
+    reason = line.split(": ", 1)[-1]
+    return re.sub(r"\d+", "N", re.sub(r"\s*\(.*", "", reason)).strip()
+
+
 @main.command()
-@click.argument("doc_ids", nargs=-1, required=True)
+@click.argument("doc_ids", nargs=-1, required=True, type=UserText("a document id"))
 @memory_options
 @pass_context
 @friendly_errors
@@ -550,14 +771,15 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
 
 # ------------------------------------------------------------------- ask
 @main.command()
-@click.argument("question")
+@click.argument("question", type=UserText("the question"))
 @click.option("--trace", is_flag=True, help="Show each hop's candidates, kept and pruned beams.")
-@click.option(
-    "--decomposition", "decomposition_json", help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].'
-)
+@click.option("--decomposition", "decomposition_json", type=UserText("--decomposition"),
+              help='Sub-questions as JSON: [["q1", "q2 <ENTITY_Q1>"]].')  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
-@click.option("-s", "--strategy", default="chain", show_default=True, help=STRATEGY_HELP)
-@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help=SET_HELP)
+@click.option("-s", "--strategy", default="chain", show_default=True, type=UserText("--strategy"),
+              help=STRATEGY_HELP)  # fmt: skip
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", type=UserText("a --set value"),
+              help=SET_HELP)  # fmt: skip
 @memory_options
 @pass_context
 @friendly_errors
@@ -606,7 +828,7 @@ def _per_strategy(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 # ------------------------------------------------------------------ index
 @main.command()
-@click.argument("stages", nargs=-1)
+@click.argument("stages", nargs=-1, type=UserText("a stage name"))
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @memory_options
 @pass_context
@@ -642,7 +864,7 @@ def memory_group() -> None:
 
 
 @memory_group.command("show")
-@click.argument("query_id")
+@click.argument("query_id", type=UserText("the query id"))
 @memory_options
 @pass_context
 @friendly_errors
@@ -658,19 +880,20 @@ def memory_show(ctx: Context, query_id: str) -> None:
 
 # ---------------------------------------------------------- cypher / browser
 @main.command("cypher")
-@click.argument("query", required=False)
-@click.option("-e", "--example", "example_name", metavar="NAME", help="Run a catalogued query (see --list).")
+@click.argument("query", required=False, type=UserText("the query"))
+@click.option("-e", "--example", "example_name", metavar="NAME", type=UserText("--example"),
+              help="Run a catalogued query (see --list).")  # fmt: skip
 @click.option(
     "--list", "list_examples", is_flag=True, help="List the catalogued queries and their parameters."
 )
 @click.option("-p", "--param", "assignments", multiple=True, metavar="NAME=VALUE",
+              type=UserText("a --param value"),
               help="A query parameter, JSON-ish (12, 0.5, true, [1,2], '\"text\"'); repeatable. "
                    "$namespace is always the -n namespace.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @click.option("--limit", type=int, help="At most this many rows (default: the analyst_row_limit setting).")
-@click.option(
-    "--timeout", type=float, help="Seconds before the server stops the query (default: analyst_timeout)."
-)
+@click.option("--timeout", type=float, help="Seconds before the server stops the query (default: analyst_timeout; "
+              "at most cypher_max_timeout).")  # fmt: skip
 @memory_options
 @pass_context
 @friendly_errors
@@ -690,6 +913,8 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
         _print_examples(analyst.examples(), as_json)
         return
     params = analyst.parse_params(assignments)
+    settings = ctx.settings()
+    seconds = _cypher_timeout(settings, timeout)
     if example_name and query:
         raise InputError("give either a QUERY or --example NAME, not both")
     if example_name:
@@ -697,16 +922,15 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
         params = analyst.example_params(entry, params)
         text = entry.text
     elif query:
-        text = sys.stdin.read() if query == "-" else query
+        text = read_stdin_text("the query on stdin") if query == "-" else query
     else:
         raise InputError("give a QUERY (or - to read it from stdin), --example NAME, or --list")
-    settings = ctx.settings()
     driver = connect(settings)
     try:
         result = analyst.run_cypher(
             driver, text, {**params, "namespace": settings.namespace}, database=settings.neo4j_database,
             limit=limit if limit is not None else settings.analyst_row_limit,
-            timeout=timeout if timeout is not None else settings.analyst_timeout, example_name=example_name,
+            timeout=seconds, max_timeout=settings.cypher_max_timeout, example_name=example_name,
         )  # fmt: skip
     finally:
         driver.close()
@@ -716,9 +940,9 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
     shown, hidden = analyst.table_columns(result)
     table = Table(show_lines=False, header_style="bold")
     for column in shown:
-        table.add_column(Text(column), overflow="fold")
+        table.add_column(Text(visible(column)), overflow="fold")
     for row in result.rows:
-        table.add_row(*(Text(analyst.caption(row[c])) for c in shown))
+        table.add_row(*(Text(visible(analyst.caption(row[c]))) for c in shown))
     console.print(table)
     if hidden:
         err_console.print(f"graph columns not shown in the table: {', '.join(hidden)} (see them with --json or "
@@ -729,6 +953,20 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
         highlight=False,
         markup=False,
     )
+
+
+def _cypher_timeout(settings: Settings, given: float | None) -> float:
+    """The query's timeout: ``--timeout`` (else ``analyst_timeout``), refused unless a positive number,
+    clamped to ``cypher_max_timeout`` with a one-line note, so one query cannot hold the server forever."""
+    from engramdb.platform.analyst import bounded_timeout
+
+    wanted = given if given is not None else settings.analyst_timeout
+    seconds = bounded_timeout(wanted, settings.cypher_max_timeout)
+    if seconds < wanted:
+        source = "--timeout" if given is not None else "analyst_timeout"
+        err_console.print(f"[yellow]note:[/] {source} {wanted:g} s is above cypher_max_timeout; the query "
+                          f"may run at most {seconds:g} s", highlight=False)  # fmt: skip
+    return seconds
 
 
 def _print_examples(entries: list[Any], as_json: bool) -> None:
@@ -814,6 +1052,7 @@ def browser_command(ctx: Context, style_only: bool) -> None:
     "--strategy",
     "strategies",
     multiple=True,
+    type=UserText("--strategy"),
     help="Strategy to run (repeatable; default: every registered strategy).",
 )
 @click.option(
@@ -821,6 +1060,7 @@ def browser_command(ctx: Context, style_only: bool) -> None:
     "assignments",
     multiple=True,
     metavar="STRATEGY.KEY=VALUE",
+    type=UserText("a --set value"),
     help="Override a strategy's setting for this run, e.g. chain.beam_width=8 (repeatable).",
 )
 @click.option("--limit", type=int, help="Only the first N questions.")

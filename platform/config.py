@@ -25,6 +25,8 @@ from pydantic_settings import (
 from engramdb.platform.errors import ConfigError
 
 NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: The ceiling on an `engramdb cypher` timeout unless configured (``cypher_max_timeout``).
+DEFAULT_CYPHER_MAX_TIMEOUT = 300.0
 
 
 def config_file_path() -> Path | None:
@@ -128,6 +130,12 @@ class Settings(BaseSettings):
         gt=0,
         le=3600,
         description="Seconds an `engramdb cypher` query may run before the server stops it (--timeout overrides).",
+    )
+    cypher_max_timeout: float = Field(
+        DEFAULT_CYPHER_MAX_TIMEOUT,
+        gt=0,
+        allow_inf_nan=False,
+        description="Ceiling on an `engramdb cypher` query's seconds: a larger --timeout is clamped to it.",
     )
 
     stages: list[str] | None = Field(

@@ -25,6 +25,9 @@ DRIVER_OPTIONS: dict[str, Any] = {"notifications_min_severity": "OFF"}
 SCHEMA_FILES = ("schema/migrations", "schema/constraints", "schema/indexes")
 
 log = logging.getLogger("engramdb")
+#: A log record carrying this attribute is something a command-line user must see (the CLI
+#: prints it as a `note:`); the SDK leaves it to the application's logging configuration.
+NOTICE = "engramdb_notice"
 
 
 def connect(settings: Settings) -> Driver:
@@ -67,7 +70,9 @@ def _running_local_server(settings: Settings) -> LocalNeo4j:
             "is off: start it with `engramdb neo4j start`, or set ENGRAMDB_NEO4J_AUTOSTART=true"
         )
     server.start()
-    log.info("started the local Neo4j at %s; it keeps running until `engramdb neo4j stop`", server.bolt_uri)
+    # Marked as a notice: the CLI shows such records as one `note:` line (the SDK only logs them).
+    log.info("started the local Neo4j at %s; it keeps running until `engramdb neo4j stop`", server.bolt_uri,
+             extra={NOTICE: True})  # fmt: skip
     return server
 
 

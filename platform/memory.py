@@ -199,6 +199,15 @@ class Memory:
         """Answer from memory with a registered strategy (``chain`` by default; see
         :func:`engramdb.retrieval.strategy.strategy_names`). ``options`` override the
         strategy's recipe for this call; built strategies are reused across calls."""
+        from engramdb.platform.text_safety import require_unicode
+
+        if isinstance(question, str):
+            require_unicode(question, "the question")
+        if isinstance(decomposition, list):
+            for sequence in decomposition:
+                for sub in sequence if isinstance(sequence, list) else []:
+                    if isinstance(sub, str):
+                        require_unicode(sub, "a sub-question of the decomposition")
         key = (strategy, tuple(sorted((k, repr(v)) for k, v in options.items())))
         built = self._strategies.get(key)
         if built is None:

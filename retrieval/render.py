@@ -4,6 +4,10 @@ Every strategy's result prints the same way (question, answer and where it
 came from, an evidence table with sources); what only one strategy has is
 printed by the renderer registered for its ``details`` kind, so a new strategy
 adds one function here (or registers one from its own module) and nothing else.
+
+Everything printed here that came from memory or the user goes through :func:`_literal`:
+markup escaped (a ``[bold]`` in a title stays text) and control characters made visible
+(an ``ESC ]0;... BEL`` in a document must not retitle the reader's terminal).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engramdb.platform.text_safety import visible
 from engramdb.retrieval.grounding import split_grounded
 from engramdb.retrieval.results import AskResult, ChainDetails, Details, PassageDetails
 
@@ -32,17 +37,22 @@ def register_renderer(kind: str) -> Callable[[DetailsRenderer], DetailsRenderer]
     return add
 
 
+def _literal(text: str) -> str:
+    """Stored or user text ready for rich markup: control characters visible, markup escaped."""
+    return escape(visible(text))
+
+
 def render_result(console: Console, result: AskResult, trace: bool = False) -> None:
     if trace and result.details.kind in _RENDERERS:
         _RENDERERS[result.details.kind](console, result.details)
     console.print(
-        f"[bold]Question:[/] {escape(result.question)}  [dim](strategy {escape(result.strategy)})[/]",
+        f"[bold]Question:[/] {_literal(result.question)}  [dim](strategy {_literal(result.strategy)})[/]",
         highlight=False,
     )
     for i, seq in enumerate(result.decomposition, start=1):
-        console.print(f"  sequence {i}: " + escape("  →  ".join(seq)), highlight=False)
+        console.print(f"  sequence {i}: " + _literal("  →  ".join(seq)), highlight=False)
     if result.decomposed_by:
-        console.print(f"  [dim]sub-questions from: {escape(result.decomposed_by)}[/]", highlight=False)
+        console.print(f"  [dim]sub-questions from: {_literal(result.decomposed_by)}[/]", highlight=False)
     if result.answer is None:
         console.print(
             "[bold]Answer:[/] none — this strategy retrieves only (configure an LLM to read the evidence)"
@@ -53,11 +63,11 @@ def render_result(console: Console, result: AskResult, trace: bool = False) -> N
         )
     else:
         console.print(
-            f"[bold green]Answer:[/] {escape(result.answer)}  [dim](by {escape(result.answered_by)})[/]",
+            f"[bold green]Answer:[/] {_literal(result.answer)}  [dim](by {_literal(result.answered_by)})[/]",
             highlight=False,
         )
     for note in result.notes:
-        console.print(f"  [yellow]note:[/] {escape(note)}", highlight=False)
+        console.print(f"  [yellow]note:[/] {_literal(note)}", highlight=False)
     # After N/A, what was retrieved did not support an answer: never show it as "Evidence".
     supporting = [] if result.is_na else result.evidence
     near = list({e.id: e for e in [*result.near_misses, *(result.evidence if result.is_na else [])]}.values())
@@ -81,8 +91,8 @@ def _evidence_table(result: AskResult, title: str, items: list) -> Table:
     for e in items:
         # A grounded QA pair: the pair, then (dimmed, on its own line) the sentence it was drawn from.
         pair, sentence = split_grounded(e)
-        text = escape(_clip(pair)) + (f'\n[dim]from "{escape(_clip(sentence))}"[/]' if sentence else "")
-        table.add_row(f"{e.score:.3f}", e.kind, text, escape(sources.get(e.id, e.doc_id)))
+        text = _literal(_clip(pair)) + (f'\n[dim]from "{_literal(_clip(sentence))}"[/]' if sentence else "")
+        table.add_row(f"{e.score:.3f}", _literal(e.kind), text, _literal(sources.get(e.id, e.doc_id)))
     return table
 
 
@@ -96,18 +106,19 @@ def render_chain_trace(console: Console, details: Details) -> None:
     for hop in details.trace:
         console.rule(f"sequence {hop.sequence + 1}, hop {hop.hop}")
         for query in hop.queries:
-            console.print(f"[cyan]query[/] {escape(query)}", highlight=False)
+            console.print(f"[cyan]query[/] {_literal(query)}", highlight=False)
         shown = sorted(hop.candidates, key=lambda c: -c[2])[:MAX_CANDIDATES_SHOWN]
         for query, text, score in shown:
             console.print(
-                f"  [dim]candidate[/] {score:.3f}  {escape(text)}  [dim]({escape(query)})[/]", highlight=False
+                f"  [dim]candidate[/] {score:.3f}  {_literal(text)}  [dim]({_literal(query)})[/]",
+                highlight=False,
             )
         if len(hop.candidates) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.candidates) - MAX_CANDIDATES_SHOWN} more candidates[/]")
         for summary, score in hop.kept:
-            console.print(f"  [green]kept[/]   {score:.3f}  {escape(summary)}", highlight=False)
+            console.print(f"  [green]kept[/]   {score:.3f}  {_literal(summary)}", highlight=False)
         for summary, score in hop.pruned[:MAX_CANDIDATES_SHOWN]:
-            console.print(f"  [red]pruned[/] {score:.3f}  {escape(summary)}", highlight=False)
+            console.print(f"  [red]pruned[/] {score:.3f}  {_literal(summary)}", highlight=False)
         if len(hop.pruned) > MAX_CANDIDATES_SHOWN:
             console.print(f"  [dim]... {len(hop.pruned) - MAX_CANDIDATES_SHOWN} more pruned[/]")
     if details.na:
@@ -120,7 +131,7 @@ def _na_line(na: dict) -> str:
     report = na.get("calibration") or {}
     if report:
         line += (
-            f" (calibrated on this memory: {escape(str(report.get('rule', '')))}; refuses "
+            f" (calibrated on this memory: {_literal(str(report.get('rule', '')))}; refuses "
             f"{report.get('refusal_rate', 0):.0%} of {report.get('absent_probes', 0)} absent probes, answers "
             f"{report.get('answer_rate', 0):.0%} of {report.get('answerable_probes', 0)} answerable ones)"
         )
@@ -130,9 +141,9 @@ def _na_line(na: dict) -> str:
 @register_renderer("passages")
 def render_passage_scores(console: Console, details: Details) -> None:
     assert isinstance(details, PassageDetails)
-    console.rule(f"passages by {details.method}")
+    console.rule(f"passages by {_literal(details.method)}")
     for row in details.scores:
         parts = "  ".join(
-            f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={escape(str(v))}" for k, v in row.items()
+            f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={_literal(str(v))}" for k, v in row.items()
         )
         console.print(f"  {parts}", highlight=False)

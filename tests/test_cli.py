@@ -67,16 +67,16 @@ def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
     answer = run(cli_env, "ask", "Where was Marie Curie born?", "--json")
     assert answer.exit_code == 0
     data = json.loads(answer.output)
-    assert data["answer"] == "Warsaw" and data["citations"][0]["doc_id"] == "curie.md"
+    assert data["answer"] == "Warsaw" and data["citations"][0]["doc_id"] == "notes/curie.md"
 
     traced = run(cli_env, "ask", "Where was Marie Curie born?", "--trace")
     assert "hop 1" in traced.output and "kept" in traced.output
 
-    deleted = run(cli_env, "delete", "curie.md")
-    assert deleted.exit_code == 0 and "deleted curie.md" in deleted.output
+    deleted = run(cli_env, "delete", "notes/curie.md")
+    assert deleted.exit_code == 0 and "deleted notes/curie.md" in deleted.output
     assert json.loads(run(cli_env, "stats", "--json").output)["documents"] == 1
-    missing = run(cli_env, "delete", "curie.md")
-    assert missing.exit_code == 1 and "no document 'curie.md'" in missing.output
+    missing = run(cli_env, "delete", "notes/curie.md")
+    assert missing.exit_code == 1 and "no document 'notes/curie.md'" in missing.output
 
 
 def test_ingest_from_stdin_and_clear_errors(cli_env, tmp_path: Path) -> None:
