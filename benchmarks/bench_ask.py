@@ -22,7 +22,7 @@ from pathlib import Path
 from bench_support import SHARED, bench_settings, local_neo4j, median, percentile
 
 from engramdb.ingestion.loaders import load_path
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.decomposition import from_musique
 
 

@@ -39,10 +39,10 @@ from pathlib import Path
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
-from engramdb.ingestion.clusters import ClusterStage, health_problems
 from engramdb.ingestion.loaders import load_path
-from engramdb.ingestion.stages import StageChunk, StageContext, StageReport
-from engramdb.platform.memory import Memory
+from engramdb.ingestion.stages.base import StageChunk, StageContext, StageReport
+from engramdb.ingestion.stages.clusters import ClusterStage, health_problems
+from engramdb.platform.interfaces.memory import Memory
 
 NAMESPACE = "bench-clusters"
 

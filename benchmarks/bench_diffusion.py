@@ -34,7 +34,7 @@ supporting paragraphs, answer-in-evidence, offline EM, evidence tokens and
 latency for BM25 and dense (top 1, 2, 3, 5), chain search (gold
 decompositions, as in the README table), diffusion with its defaults and a
 one-knob-at-a-time ablation of ε, the restart probability and K. Nothing is
-tuned: the defaults are the papers' (see ``retrieval/diffusion.py``).
+tuned: the defaults are the papers' (see ``retrieval/diffusion/strategy.py``).
 """
 
 from __future__ import annotations
@@ -52,18 +52,18 @@ from pydantic import SecretStr
 from engramdb.ingestion.documents import Document
 from engramdb.ingestion.loaders import load_path
 from engramdb.platform.config import Settings
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.neo4j_server import LocalNeo4j
-from engramdb.retrieval.chain_strategy import ChainStrategy
-from engramdb.retrieval.diffusion import (
+from engramdb.retrieval.chain.strategy import ChainStrategy
+from engramdb.retrieval.diffusion.strategy import (
     DiffusionRecipe,
     DiffusionStrategy,
     SnapshotCache,
     WalkSnapshot,
 )
-from engramdb.retrieval.eval_data import load_dataset
-from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
-from engramdb.retrieval.passage_strategies import BM25Passages, DensePassages
+from engramdb.retrieval.eval.data import load_dataset
+from engramdb.retrieval.eval.harness import EvalRunner, run_eval, summarize
+from engramdb.retrieval.passages import BM25Passages, DensePassages
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.strategy import AskContext
 

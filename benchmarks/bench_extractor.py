@@ -33,8 +33,8 @@ import time
 
 from bench_support import SHARED
 
+from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import GSW
-from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 
 DATA = SHARED / "data"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

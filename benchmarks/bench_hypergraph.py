@@ -28,10 +28,10 @@ from pathlib import Path
 from bench_support import SHARED, bench_settings, local_neo4j, median, percentile
 
 from engramdb.ingestion.loaders import load_path
-from engramdb.platform.memory import Memory
-from engramdb.retrieval.eval_data import EvalItem, load_dataset
-from engramdb.retrieval.evaluation import EvalRunner, Record, score, summarize
-from engramdb.retrieval.hypergraph import HypergraphDetails
+from engramdb.platform.interfaces.memory import Memory
+from engramdb.retrieval.eval.data import EvalItem, load_dataset
+from engramdb.retrieval.eval.harness import EvalRunner, Record, score, summarize
+from engramdb.retrieval.hypergraph.strategy import HypergraphDetails
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import AskResult
 from engramdb.retrieval.strategy import AskContext, make_strategy

@@ -24,12 +24,12 @@ from pathlib import Path
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
-from engramdb.ingestion.extractors import ChunkJob, OfflineGSWExtractor
+from engramdb.ingestion.extraction.extractors import ChunkJob, OfflineGSWExtractor
+from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.loaders import load_path
-from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.reconcile import EntityResolver
 from engramdb.ingestion.writer import BatchRows, ChunkResult, build_rows, write_rows
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 
 
 def peak_rss_mb() -> float:

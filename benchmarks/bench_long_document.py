@@ -32,7 +32,7 @@ from bench_support import bench_settings, local_neo4j
 
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 
 FIRST = ("Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana Kestrel Leontyne "
          "Mortimer Nerissa Octavian Perpetua Quentin Rosamund Sylvester Theodora Ulric Valentina Wilhelmina "

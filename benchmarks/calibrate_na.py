@@ -26,7 +26,7 @@ import statistics
 from bench_support import SHARED, bench_settings, local_neo4j
 
 from engramdb.ingestion.loaders import load_path
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.decomposition import from_musique
 from engramdb.retrieval.metrics import answer_in_text
 from engramdb.retrieval.na_calibration import build_probes, calibrate, namespace_seed, run_probes

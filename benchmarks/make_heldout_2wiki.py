@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench_support import SHARED
 
-from engramdb.ingestion.rules_lexicon import country_of_demonym
+from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym
 
 REPO = Path(__file__).resolve().parent.parent
 _FILM = re.compile(

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engramdb.ingestion.documents import Chunk, Document
-from engramdb.ingestion.extraction_cache import ExtractionCache
-from engramdb.ingestion.extractors import ChunkJob, Extractor
+from engramdb.ingestion.extraction.cache import ExtractionCache
+from engramdb.ingestion.extraction.extractors import ChunkJob, Extractor
+from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.identity import FileIdentity, StoredDocument, resolve
 from engramdb.ingestion.loaders import FileProblem
-from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
-from engramdb.ingestion.stages import MemoryStage, StageChunk
+from engramdb.ingestion.stages.base import MemoryStage, StageChunk
 from engramdb.ingestion.writer import (
     BatchRows,
     ChunkResult,

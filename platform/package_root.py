@@ -12,14 +12,14 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
     from engramdb.platform.config import Settings
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
 __all__ = ["Memory", "Settings", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "Memory":
-        from engramdb.platform.memory import Memory
+        from engramdb.platform.interfaces.memory import Memory
 
         return Memory
     if name == "Settings":

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engramdb.ingestion.rules_lexicon import country_of_demonym, place_kind
+from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym, place_kind
 
 #: Entity types that are never the subject of a later hop.
 NON_ENTITY_TYPES = frozenset({"DATE", "NUMBER"})

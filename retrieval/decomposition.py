@@ -80,7 +80,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from engramdb.ingestion.rules_lexicon import country_of_demonym, past_of_participle
+from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym, past_of_participle
 from engramdb.platform.errors import InputError, LLMError
 from engramdb.platform.llm import (
     ASK_RETRY,

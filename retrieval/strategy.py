@@ -103,11 +103,11 @@ _REGISTRY: dict[str, type[AskStrategy]] = {}
 #: Modules whose import registers the built-in strategies (imported on first lookup,
 #: so importing the registry stays cheap and free of cycles).
 BUILTIN_STRATEGY_MODULES: tuple[str, ...] = (
-    "engramdb.retrieval.chain_strategy",
-    "engramdb.retrieval.passage_strategies",
-    "engramdb.retrieval.diffusion",
-    "engramdb.retrieval.hypergraph",
-    "engramdb.retrieval.cluster_strategy",
+    "engramdb.retrieval.chain.strategy",
+    "engramdb.retrieval.passages",
+    "engramdb.retrieval.diffusion.strategy",
+    "engramdb.retrieval.hypergraph.strategy",
+    "engramdb.retrieval.cluster.strategy",
 )
 _loaded = False
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from cdp import DevTools
 
-from engramdb.platform import analyst
+from engramdb.platform.interfaces import analyst
 from engramdb.platform.browser_style import style_rules
 from engramdb.platform.config import Settings
 from engramdb.platform.neo4j_server import POST_CONNECT_SETTING, LocalNeo4j, browser_post_connect_command
@@ -78,7 +78,7 @@ def chromium_binary() -> str:
 
 def demo_memory(settings: Settings, corpus: Path, started: float) -> dict[str, str]:
     """The parameters of the shots, from the demo memory (built from ``corpus`` when the namespace is empty)."""
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     with Memory(settings=settings) as memory:
         if not memory.document_counts():

@@ -190,7 +190,7 @@ def isolated_settings(tmp_path: Path, neo4j_server: LocalNeo4j, settings: Settin
 
 @pytest.fixture
 def memory(isolated_settings: Settings, namespace: str):
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     mem = Memory(namespace=namespace, settings=isolated_settings)
     yield mem

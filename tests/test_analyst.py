@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engramdb.platform import analyst
-from engramdb.platform.analyst import QueryRefused, QueryTimedOut
-from engramdb.platform.cli import main
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces import analyst
+from engramdb.platform.interfaces.analyst import QueryRefused, QueryTimedOut
+from engramdb.platform.interfaces.cli import main
+from engramdb.platform.interfaces.memory import Memory
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "hypergraph_corpus.json").read_text())
 TWO_HOP = (

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.answering import NA, parse_answer
 from engramdb.retrieval.decomposition import from_musique
 
@@ -139,8 +139,8 @@ def test_answer_parsing(reply: str, expected: str) -> None:
 
 
 def test_retrievers_return_evidence_with_metadata(musique_memory: Memory) -> None:
-    from engramdb.retrieval.langchain_retriever import EngramRetriever
-    from engramdb.retrieval.llamaindex_retriever import EngramLlamaIndexRetriever
+    from engramdb.retrieval.integrations.langchain import EngramRetriever
+    from engramdb.retrieval.integrations.llamaindex import EngramLlamaIndexRetriever
 
     question = "What company published Journal of Psychotherapy Integration?"
     docs = EngramRetriever(memory=musique_memory).invoke(question)

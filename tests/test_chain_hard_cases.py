@@ -15,7 +15,7 @@ import pytest
 from pydantic import SecretStr
 from rich.console import Console
 
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.answer_types import can_feed_next_hop
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.results import NA

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engramdb.platform.cli import main
+from engramdb.platform.interfaces.cli import main
 
 
 @pytest.fixture

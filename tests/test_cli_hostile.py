@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engramdb.platform import analyst
-from engramdb.platform.analyst import QueryTimedOut
-from engramdb.platform.cli import EXIT_CLOSED_PIPE, main, show_sdk_notices
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces import analyst
+from engramdb.platform.interfaces.analyst import QueryTimedOut
+from engramdb.platform.interfaces.cli import EXIT_CLOSED_PIPE, main, show_sdk_notices
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.text_safety import require_unicode, visible
 
 ENGRAMDB = Path(sys.executable).with_name("engramdb")

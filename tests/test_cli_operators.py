@@ -24,12 +24,12 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import CypherSyntaxError, ServiceUnavailable, SessionExpired
 
 from engramdb.ingestion.documents import make_document
-from engramdb.ingestion.llm_extractor import LLMExtractor
+from engramdb.ingestion.extraction.llm import LLMExtractor
 from engramdb.ingestion.pipeline import Ingestor
-from engramdb.platform.cli import friendly_errors, main
 from engramdb.platform.errors import EngramError, InputError, unreachable_store
 from engramdb.platform.graph import DRIVER_OPTIONS, Graph
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.cli import friendly_errors, main
+from engramdb.platform.interfaces.memory import Memory
 
 CURIE = {
     "id": "curie",
@@ -262,7 +262,7 @@ def test_unreachable_neo4j_is_one_error_line(cli_env, args, stdin, resume) -> No
 def test_unreachable_neo4j_in_a_real_process_prints_one_line(cli_env, tmp_path: Path) -> None:
     uri = f"bolt://127.0.0.1:{closed_port()}"
     env = {**os.environ, **cli_env, "ENGRAMDB_NEO4J_URI": uri}
-    done = subprocess.run([sys.executable, "-m", "engramdb.platform.cli", "documents"], env=env,
+    done = subprocess.run([sys.executable, "-m", "engramdb.platform.interfaces.cli", "documents"], env=env,
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

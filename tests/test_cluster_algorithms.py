@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from engramdb.ingestion.cluster_algorithms import (
+from engramdb.ingestion.stages.cluster_algorithms import (
     LevelView,
     NodeState,
     Replica,

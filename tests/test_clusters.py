@@ -23,12 +23,17 @@ import numpy as np
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from engramdb.ingestion.clusters import CLUSTER_COLLECTION, ClusterStage, health_problems, lead_sentence
 from engramdb.ingestion.documents import make_document
-from engramdb.ingestion.stages import StageChunk, StageContext
+from engramdb.ingestion.stages.base import StageChunk, StageContext
+from engramdb.ingestion.stages.clusters import (
+    CLUSTER_COLLECTION,
+    ClusterStage,
+    health_problems,
+    lead_sentence,
+)
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION
 
 QUESTION_COUNT = 3
@@ -206,7 +211,7 @@ def test_growth_continues_in_another_process_after_a_restart(shared: Shared) -> 
         command = [
             sys.executable,
             "-m",
-            "engramdb.platform.cli",
+            "engramdb.platform.interfaces.cli",
             "-n",
             shared.namespace,
             "index",
@@ -301,7 +306,7 @@ def test_bad_settings_are_refused_with_their_name(module_memory: Memory) -> None
 def test_prune_and_grow_returns_cited_evidence_and_a_trace(module_memory: Memory, corpus: list[dict]) -> None:
     from rich.console import Console
 
-    from engramdb.retrieval.cluster_strategy import ClusterDetails, ClusterStrategy
+    from engramdb.retrieval.cluster.strategy import ClusterDetails, ClusterStrategy
     from engramdb.retrieval.render import render_result
     from engramdb.retrieval.rerankers import OfflineReranker
     from engramdb.retrieval.strategy import AskContext
@@ -335,7 +340,7 @@ def test_prune_and_grow_returns_cited_evidence_and_a_trace(module_memory: Memory
 
 
 def test_with_a_chat_model_the_model_prunes_and_answers(module_memory: Memory) -> None:
-    from engramdb.retrieval.cluster_strategy import ClusterDetails, ClusterStrategy
+    from engramdb.retrieval.cluster.strategy import ClusterDetails, ClusterStrategy
     from engramdb.retrieval.rerankers import OfflineReranker
     from engramdb.retrieval.strategy import AskContext
 
@@ -356,7 +361,7 @@ def test_with_a_chat_model_the_model_prunes_and_answers(module_memory: Memory) -
 
 
 def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memory: Memory) -> None:
-    from engramdb.ingestion.stages import StageReport
+    from engramdb.ingestion.stages.base import StageReport
 
     stage = make_stage(module_memory, **DENSE)
     stage.clear()

@@ -10,8 +10,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel, G
 from langchain_core.messages import AIMessage
 from rich.console import Console
 
-from engramdb.ingestion.extraction_cache import ExtractionCache
-from engramdb.ingestion.gists import (
+from engramdb.ingestion.extraction.cache import ExtractionCache
+from engramdb.ingestion.stages.base import StageChunk, StageContext
+from engramdb.ingestion.stages.gists import (
     FACT_COLLECTION,
     GIST_COLLECTION,
     ChunkGSW,
@@ -23,10 +24,9 @@ from engramdb.ingestion.gists import (
     offline_gist,
     parse_gist_reply,
 )
-from engramdb.ingestion.stages import StageChunk, StageContext
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION
-from engramdb.retrieval.diffusion import DiffusionStrategy, snapshot_cache
+from engramdb.retrieval.diffusion.strategy import DiffusionStrategy, snapshot_cache
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
@@ -370,7 +370,7 @@ def test_calibration_never_draws_a_passage_without_a_vector(memory: Memory) -> N
     """A passage whose vector is not (yet) stored, as an unfinished ingest leaves it, has an all-zero
     row in the walk snapshot; the offline N/A calibration used to draw it as a probe and fail on a
     zero query vector."""
-    from engramdb.retrieval.diffusion import calibrate_na_threshold
+    from engramdb.retrieval.diffusion.strategy import calibrate_na_threshold
 
     memory.ingest(CORPUS)
     GistStage(stage_context(memory)).index_namespace()

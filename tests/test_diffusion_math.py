@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engramdb.retrieval.diffusion import title_keys, walk_graph
-from engramdb.retrieval.diffusion_math import (
+from engramdb.retrieval.diffusion.strategy import title_keys, walk_graph
+from engramdb.retrieval.diffusion.walk import (
     entity_activation,
     frequency_reward,
     fuse,

@@ -9,9 +9,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from engramdb.platform.errors import InputError
-from engramdb.retrieval.eval_data import load_dataset
-from engramdb.retrieval.eval_report import markdown_table, token_curves, write_report
-from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
+from engramdb.retrieval.eval.data import load_dataset
+from engramdb.retrieval.eval.harness import EvalRunner, run_eval, summarize
+from engramdb.retrieval.eval.report import markdown_table, token_curves, write_report
 
 DOCS = [
     {"id": "curie", "title": "Marie Curie", "text": "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903."},

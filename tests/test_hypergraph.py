@@ -15,9 +15,8 @@ import pytest
 from rich.console import Console
 
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
-from engramdb.retrieval.hypergraph import HypergraphRecipe, HypergraphStrategy
-from engramdb.retrieval.hypergraph_memory import (
+from engramdb.platform.interfaces.memory import Memory
+from engramdb.retrieval.hypergraph.memory import (
     HypergraphStore,
     WorkingMemory,
     forget_document,
@@ -25,7 +24,8 @@ from engramdb.retrieval.hypergraph_memory import (
     new_query_id,
     render_memory_run,
 )
-from engramdb.retrieval.hypergraph_retrieval import MemoryRetriever, SubQuery, reciprocal_rank_fusion
+from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, SubQuery, reciprocal_rank_fusion
+from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA

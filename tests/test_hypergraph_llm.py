@@ -16,16 +16,16 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from engramdb.platform.memory import Memory
-from engramdb.retrieval.hypergraph import HypergraphRecipe, HypergraphStrategy
-from engramdb.retrieval.hypergraph_llm import (
+from engramdb.platform.interfaces.memory import Memory
+from engramdb.retrieval.hypergraph.llm import (
     EntityCatalog,
     MalformedReply,
     json_object,
     parse_operations,
     parse_plan,
 )
-from engramdb.retrieval.hypergraph_memory import WorkingMemory
+from engramdb.retrieval.hypergraph.memory import WorkingMemory
+from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
 from engramdb.retrieval.strategy import AskContext
@@ -170,7 +170,7 @@ def test_provider_failure_mid_run_leaves_nothing_half_written(hg_memory: Memory)
 
 
 def test_kept_llm_run_carries_its_query_id(hg_memory: Memory) -> None:
-    from engramdb.retrieval.hypergraph_memory import HypergraphStore, load_memory_run
+    from engramdb.retrieval.hypergraph.memory import HypergraphStore, load_memory_run
 
     model = FakeListChatModel(responses=[EVOLVE_STEP0, SUFFICIENT, "American Psychological Association"])
     result = llm_strategy(hg_memory, model, keep_memory=True).ask(QUESTION)

@@ -14,7 +14,7 @@ import pytest
 
 from engramdb.ingestion.documents import make_document
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 
 CURIE = {
     "id": "curie",
@@ -130,7 +130,7 @@ def test_bad_input_is_rejected_before_anything_is_written(memory: Memory, tmp_pa
 
 
 def _ingest_command(home: Path, namespace: str, corpus: Path, settings) -> list[str]:
-    return [sys.executable, "-m", "engramdb.platform.cli", "--home", str(home), "-n", namespace,
+    return [sys.executable, "-m", "engramdb.platform.interfaces.cli", "--home", str(home), "-n", namespace,
             "ingest", str(corpus), "--batch-size", "8"]  # fmt: skip
 
 
@@ -299,7 +299,7 @@ def _entities_by_document(driver, namespace: str) -> list[dict]:
 def test_a_band_and_its_song_stay_apart_while_their_songwriter_merges(memory: Memory, driver) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from engramdb.ingestion.llm_extractor import LLMExtractor
+    from engramdb.ingestion.extraction.llm import LLMExtractor
     from engramdb.ingestion.pipeline import Ingestor
 
     model = FakeListChatModel(responses=[BAND_REPLY, SONG_REPLY])

@@ -10,11 +10,11 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel, F
 from langchain_core.messages import AIMessage
 
 from engramdb.ingestion.documents import make_document
-from engramdb.ingestion.extraction_cache import ExtractionCache
-from engramdb.ingestion.extractors import ChunkJob
+from engramdb.ingestion.extraction.cache import ExtractionCache
+from engramdb.ingestion.extraction.extractors import ChunkJob
+from engramdb.ingestion.extraction.llm import LLMExtractor
+from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.gsw import GSW
-from engramdb.ingestion.llm_extractor import LLMExtractor
-from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.pipeline import Ingestor
 from engramdb.platform.llm import parse_json_reply
 

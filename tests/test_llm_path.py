@@ -22,10 +22,10 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from engramdb.ingestion.documents import make_document
-from engramdb.ingestion.extractors import ChunkJob
+from engramdb.ingestion.extraction.extractors import ChunkJob
+from engramdb.ingestion.extraction.llm import PROMPT_VERSION, SYSTEM_PROMPT, LLMExtractor, split_in_two
+from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import GSW, self_answering
-from engramdb.ingestion.llm_extractor import PROMPT_VERSION, SYSTEM_PROMPT, LLMExtractor, split_in_two
-from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 from engramdb.ingestion.pipeline import Ingestor
 from engramdb.platform.errors import LLMError
 from engramdb.platform.llm import RetryPolicy

@@ -19,10 +19,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from engramdb.ingestion.extractors import ChunkJob, Extraction
+from engramdb.ingestion.extraction.extractors import ChunkJob, Extraction
+from engramdb.ingestion.extraction.llm import SYSTEM_PROMPT, LLMExtractor
+from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.gsw import GSW, Entity, self_answering
-from engramdb.ingestion.llm_extractor import SYSTEM_PROMPT, LLMExtractor
-from engramdb.ingestion.offline_extractor import ChunkText
 from engramdb.ingestion.reconcile import normalize_name
 
 FOLDER = Path(__file__).parent / "fixtures" / "llm_recordings" / "gsw-extract-v1"

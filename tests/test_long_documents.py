@@ -18,7 +18,7 @@ import pytest
 
 from engramdb.ingestion.documents import Document, make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 
 PART = 2  # chunks per write transaction in these tests (the default is 128)
 _FIRST = "Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana".split()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import GSW
-from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 from engramdb.platform.errors import EngramError
 
 # Passages from the 2WikiMultihopQA / MuSiQue corpora (Wikipedia text).

@@ -54,7 +54,8 @@ def test_a_regular_wheel_maps_the_folders_under_engramdb(tmp_path: Path) -> None
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "engramdb/__init__.py" in names
     for path in (
-        "platform/cli.py",
+        "platform/interfaces/cli.py",
+        "retrieval/chain/strategy.py",
         "ingestion/pipeline.py",
         "retrieval/strategy.py",
         "cypher/schema/indexes.cypher",

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from engramdb.ingestion.documents import make_document
-from engramdb.platform.cli import main
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.cli import main
+from engramdb.platform.interfaces.memory import Memory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "documents"
 

@@ -78,7 +78,7 @@ _MEMORY_HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     stop = Path(sys.argv[1])
     memory = Memory(namespace="holder")
@@ -214,7 +214,7 @@ def test_a_memory_in_another_process_gets_one_clear_error_line(
 
 
 def test_memories_in_one_process_share_one_store(tmp_path: Path, isolated_settings: Settings) -> None:
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     first = Memory(namespace="first", settings=isolated_settings)
     second = Memory(namespace="second", settings=isolated_settings)

@@ -14,9 +14,9 @@ import uuid
 import pytest
 from pydantic import SecretStr
 
-from engramdb.ingestion.stages import make_stage, stage_names
+from engramdb.ingestion.stages.base import make_stage, stage_names
 from engramdb.platform.errors import InputError
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.results import NA
 from engramdb.retrieval.strategy import strategy_names

@@ -31,7 +31,7 @@ from engramdb.platform.browser_style import (
     style_command,
     style_rules,
 )
-from engramdb.platform.cli import main
+from engramdb.platform.interfaces.cli import main
 from engramdb.platform.neo4j_server import POST_CONNECT_SETTING, browser_post_connect_command
 
 REPO = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ import pytest
 
 from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import apply_schema
-from engramdb.platform.memory import Memory
+from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.hop_retrieval import MAX_QUERY_TERMS, HopRetriever, lucene_query, query_terms
 
 CURIE = {

@@ -402,7 +402,7 @@ def test_backends_return_the_same_results(tmp_path: Path) -> None:
 
 def test_ingest_ask_delete_with_the_server_backend(isolated_settings, namespace: str, tmp_path: Path) -> None:
     """A Memory whose vectors live in the server backend ingests, answers and forgets."""
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
     from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
     from engramdb.retrieval.answering import NA
 

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 
+from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import GSW, Dropped
-from engramdb.ingestion.offline_extractor import ChunkText, OfflineExtractor
 from engramdb.platform.config import Settings
 
 
@@ -82,8 +82,8 @@ def make_extractor(settings: Settings, namespace: str, chat_model: BaseChatModel
     model = chat_model if chat_model is not None else make_chat_model(settings)
     if model is None:
         return OfflineGSWExtractor()
-    from engramdb.ingestion.extraction_cache import ExtractionCache
-    from engramdb.ingestion.llm_extractor import LLMExtractor
+    from engramdb.ingestion.extraction.cache import ExtractionCache
+    from engramdb.ingestion.extraction.llm import LLMExtractor
 
     cache = ExtractionCache(settings.cache_dir / "extractions.sqlite")
     return LLMExtractor(model, namespace=namespace, cache=cache, concurrency=settings.llm_concurrency,

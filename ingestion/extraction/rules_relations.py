@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
 
-from .rules_entities import EntityTable
-from .rules_lexicon import (
+from engramdb.ingestion.extraction.rules_entities import EntityTable
+from engramdb.ingestion.extraction.rules_lexicon import (
     ABSORBED_PREPS,
     NOUN_TYPES,
     RELATIVE_PRONOUNS,

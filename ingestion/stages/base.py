@@ -166,7 +166,10 @@ class MemoryStage(ABC):
 
 _REGISTRY: dict[str, type[MemoryStage]] = {}
 #: Modules whose import registers the built-in stages (imported on first lookup).
-BUILTIN_STAGE_MODULES: tuple[str, ...] = ("engramdb.ingestion.gists", "engramdb.ingestion.clusters")
+BUILTIN_STAGE_MODULES: tuple[str, ...] = (
+    "engramdb.ingestion.stages.gists",
+    "engramdb.ingestion.stages.clusters",
+)
 _loaded = False
 
 

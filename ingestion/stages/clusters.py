@@ -44,7 +44,7 @@ How a batch grows the hierarchy (:meth:`ClusterStage.grow`)
 For level L = 0, 1, ...: link the *dirty* nodes (new chunks; clusters that
 were created or whose members changed), re-replicate only the affected nodes
 and propagate labels from them
-(:func:`engramdb.ingestion.cluster_algorithms.update_level`). The label
+(:func:`engramdb.ingestion.stages.cluster_algorithms.update_level`). The label
 groups that gained or lost a member, or hold a member whose summary changed,
 are looked at one level up: their member lists are rewritten, and their
 summary only when the members it rests on changed (its ``basis``); only
@@ -84,7 +84,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engramdb.ingestion.cluster_algorithms import (
+from engramdb.ingestion.stages.base import (
+    MemoryStage,
+    ProgressCallback,
+    StageChunk,
+    StageContext,
+    StageReport,
+    register_stage,
+)
+from engramdb.ingestion.stages.cluster_algorithms import (
     LevelChange,
     LevelView,
     NodeState,
@@ -95,14 +103,6 @@ from engramdb.ingestion.cluster_algorithms import (
     inter_cluster_links,
     top_neighbours,
     update_level,
-)
-from engramdb.ingestion.stages import (
-    MemoryStage,
-    ProgressCallback,
-    StageChunk,
-    StageContext,
-    StageReport,
-    register_stage,
 )
 from engramdb.platform.errors import InputError
 from engramdb.platform.storage import CHUNK_COLLECTION
@@ -456,7 +456,7 @@ class ClusterStage(MemoryStage):
     ) -> dict[str, dict[str, float]]:
         """The links of these clusters among the clusters of their level: the replica edges crossing them
         one level down (CAM's inter-cluster connections, see
-        :func:`engramdb.ingestion.cluster_algorithms.inter_cluster_links`), so a level only connects what
+        :func:`engramdb.ingestion.stages.cluster_algorithms.inter_cluster_links`), so a level only connects what
         its members connected and the hierarchy narrows towards one root per connected region.
         """
         if not clusters:

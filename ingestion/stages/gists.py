@@ -32,7 +32,7 @@ strictly, one retry that shows the model its mistake). A chunk whose LLM gist
 fails gets the offline gist so memory stays usable, but its failure is
 recorded in the :class:`StageReport` and the chunk is not marked, so the next
 ``index`` run asks again. LLM gists are cached by model, prompt version and
-the chunk's content (:class:`~engramdb.ingestion.extraction_cache.ExtractionCache`,
+the chunk's content (:class:`~engramdb.ingestion.extraction.cache.ExtractionCache`,
 a separate file), found through ``context.options``: ``gist_cache`` (an open
 cache) or ``cache_dir`` (a folder; the file ``gists.sqlite`` is opened there).
 
@@ -55,8 +55,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from engramdb.ingestion.extraction_cache import ExtractionCache, cache_key
-from engramdb.ingestion.stages import MemoryStage, StageChunk, StageContext, StageReport, register_stage
+from engramdb.ingestion.extraction.cache import ExtractionCache, cache_key
+from engramdb.ingestion.stages.base import MemoryStage, StageChunk, StageContext, StageReport, register_stage
 from engramdb.platform.llm import message_text, model_name, parse_json_reply
 from engramdb.platform.vectors import VectorPoint
 

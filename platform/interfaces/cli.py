@@ -39,7 +39,7 @@ from engramdb.platform.text_safety import require_unicode, visible
 
 if TYPE_CHECKING:
     from engramdb.ingestion.pipeline import IngestReport
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
 STRATEGY_HELP = (
     "Ask strategy: chain, bm25, dense, diffusion, hypergraph, cluster (see `engramdb config show`)."
@@ -366,7 +366,7 @@ class EngramGroup(click.Group):
 
     Overriding these two methods, not ``main``, because click's ``main`` catches a broken
     pipe itself and exits 1; ``make_context`` covers ``--help`` and ``--version`` output,
-    ``invoke`` the commands. The entry point (``engramdb.platform.cli:main``) is unchanged.
+    ``invoke`` the commands. The entry point (``engramdb.platform.interfaces.cli:main``) is unchanged.
     """
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
@@ -537,7 +537,7 @@ STATS_LAYOUT: tuple[tuple[str, dict[str, str]], ...] = (
 @friendly_errors
 def stats(ctx: Context, as_json: bool) -> None:
     """Node, edge and vector counts of the namespace, and its documents by status."""
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
         data = memory.stats()
@@ -590,7 +590,7 @@ def stats_table(data: dict[str, Any]) -> Table:
 @friendly_errors
 def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool) -> None:
     """List the namespace's documents: id, title, status, chunks, QA pairs, why ingest failed."""
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
         rows = memory.documents(status=status, limit=limit)
@@ -677,7 +677,7 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, stric
 
     from engramdb.ingestion.loaders import scan_path
     from engramdb.ingestion.pipeline import PartProgress
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     settings = ctx.settings()
     if batch_size is not None:
@@ -757,7 +757,7 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
 
     All or none: if any id is unknown, nothing is deleted and every unknown id is named.
     """
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
         reports = memory.delete_many(doc_ids)
@@ -790,7 +790,7 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
     An empty namespace is an error (exit 1) that names the namespaces holding documents.
     """
     from engramdb.platform.errors import InputError
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     decomposition = None
     if decomposition_json:
@@ -837,7 +837,7 @@ def index(ctx: Context, stages: tuple[str, ...], as_json: bool) -> None:
     """Bring the namespace's memory up to date for STAGES (default: every stage), without re-extracting."""
     from dataclasses import asdict
 
-    from engramdb.platform.memory import Memory
+    from engramdb.platform.interfaces.memory import Memory
 
     with Memory(settings=ctx.settings()) as memory:
         names = list(stages) or memory.stage_names
@@ -870,8 +870,8 @@ def memory_group() -> None:
 @friendly_errors
 def memory_show(ctx: Context, query_id: str) -> None:
     """Replay a kept hypergraph run: its steps in order, with each memory point's operation."""
-    from engramdb.platform.memory import Memory
-    from engramdb.retrieval.hypergraph import load_memory_run, render_memory_run
+    from engramdb.platform.interfaces.memory import Memory
+    from engramdb.retrieval.hypergraph.strategy import load_memory_run, render_memory_run
 
     with Memory(settings=ctx.settings()) as memory:
         rows = load_memory_run(memory.graph, query_id)
@@ -905,9 +905,9 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
     Writes, schema and admin commands, CALL dbms… and LOAD CSV are refused and nothing changes;
     the server stops a query at the timeout. Parameters are passed as parameters, never spliced.
     """
-    from engramdb.platform import analyst
     from engramdb.platform.errors import InputError
     from engramdb.platform.graph import connect
+    from engramdb.platform.interfaces import analyst
 
     if list_examples:
         _print_examples(analyst.examples(), as_json)
@@ -958,7 +958,7 @@ def cypher_command(ctx: Context, query: str | None, example_name: str | None, li
 def _cypher_timeout(settings: Settings, given: float | None) -> float:
     """The query's timeout: ``--timeout`` (else ``analyst_timeout``), refused unless a positive number,
     clamped to ``cypher_max_timeout`` with a one-line note, so one query cannot hold the server forever."""
-    from engramdb.platform.analyst import bounded_timeout
+    from engramdb.platform.interfaces.analyst import bounded_timeout
 
     wanted = given if given is not None else settings.analyst_timeout
     seconds = bounded_timeout(wanted, settings.cypher_max_timeout)
@@ -1084,10 +1084,10 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
     from engramdb.ingestion.documents import make_document
     from engramdb.ingestion.loaders import load_path
     from engramdb.platform.errors import InputError
-    from engramdb.platform.memory import Memory
-    from engramdb.retrieval.eval_data import load_dataset
-    from engramdb.retrieval.eval_report import markdown_table, write_report
-    from engramdb.retrieval.evaluation import EvalRunner, run_eval, summarize
+    from engramdb.platform.interfaces.memory import Memory
+    from engramdb.retrieval.eval.data import load_dataset
+    from engramdb.retrieval.eval.harness import EvalRunner, run_eval, summarize
+    from engramdb.retrieval.eval.report import markdown_table, write_report
     from engramdb.retrieval.strategy import parse_assignments, strategy_class, strategy_names
 
     items = load_dataset(dataset)[:limit] if limit else load_dataset(dataset)
@@ -1171,7 +1171,7 @@ def config_show(ctx: Context, as_json: bool) -> None:
 @friendly_errors
 def doctor(ctx: Context) -> None:
     """Check Java, Neo4j, Qdrant, models and API keys."""
-    from engramdb.platform.doctor import run_checks
+    from engramdb.platform.interfaces.doctor import run_checks
 
     checks = run_checks(ctx.settings())
     for check in checks:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         PartCallback,
         ProgressCallback,
     )
-    from engramdb.ingestion.stages import StageContext, StageReport
+    from engramdb.ingestion.stages.base import StageContext, StageReport
     from engramdb.retrieval.decomposition import Decomposition
     from engramdb.retrieval.rerankers import Reranker
     from engramdb.retrieval.results import AskResult
@@ -89,9 +89,9 @@ class Memory:
 
     @cached_property
     def ingestor(self) -> Ingestor:
-        from engramdb.ingestion.extractors import make_extractor
+        from engramdb.ingestion.extraction.extractors import make_extractor
         from engramdb.ingestion.pipeline import Ingestor
-        from engramdb.ingestion.stages import make_stage
+        from engramdb.ingestion.stages.base import make_stage
 
         extractor = make_extractor(self.settings, self.namespace, self.chat_model)
         stages = [make_stage(name, self.stage_context) for name in self.stage_names]
@@ -104,13 +104,13 @@ class Memory:
     @property
     def stage_names(self) -> list[str]:
         """The memory stages ingest runs here: the ``stages`` setting, else every registered one."""
-        from engramdb.ingestion.stages import stage_names
+        from engramdb.ingestion.stages.base import stage_names
 
         return list(self.settings.stages) if self.settings.stages is not None else stage_names()
 
     @cached_property
     def stage_context(self) -> StageContext:
-        from engramdb.ingestion.stages import StageContext
+        from engramdb.ingestion.stages.base import StageContext
 
         return StageContext(self.graph, self.vectors, self.embedder, self.chat_model)
 
@@ -120,7 +120,7 @@ class Memory:
         """Bring this namespace's memory up to date for ``stages`` (default: every configured stage),
         without re-extracting: chunks a stage has not indexed (memory built before it existed, or by an
         older version of it) are indexed now."""
-        from engramdb.ingestion.stages import make_stage
+        from engramdb.ingestion.stages.base import make_stage
 
         reports = []
         for name in stages or self.stage_names:
@@ -132,7 +132,7 @@ class Memory:
 
     def missing_stages(self) -> dict[str, int]:
         """Per configured stage, how many chunks it has not indexed yet (0 everywhere: up to date)."""
-        from engramdb.ingestion.stages import make_stage
+        from engramdb.ingestion.stages.base import make_stage
 
         return {name: make_stage(name, self.stage_context).missing() for name in self.stage_names}
 
@@ -259,7 +259,7 @@ class Memory:
         missing = [doc_id for doc_id in wanted if doc_id not in known]
         if missing:
             raise InputError(_missing_documents_message(missing, len(wanted), self.namespace))
-        from engramdb.retrieval.hypergraph_memory import forget_document
+        from engramdb.retrieval.hypergraph.memory import forget_document
 
         reports = []
         for doc_id in wanted:

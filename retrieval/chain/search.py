@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from engramdb.ingestion.rules_lexicon import country_of_demonym, place_kind
+from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym, place_kind
 from engramdb.platform.embedders import Embedder
 from engramdb.retrieval.answer_types import UNKNOWN, ExpectedType, can_feed_next_hop, expected_type, fit
 from engramdb.retrieval.decomposition import PLACEHOLDER

@@ -19,7 +19,7 @@ from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
 from engramdb.retrieval.answering import NA, LLMAnswerer, OfflineAnswerer
-from engramdb.retrieval.chain_search import BeamSettings, ChainSearch
+from engramdb.retrieval.chain.search import BeamSettings, ChainSearch
 from engramdb.retrieval.decomposition import (
     Comparison,
     Decomposition,

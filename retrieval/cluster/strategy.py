@@ -38,7 +38,7 @@ from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
 
-from engramdb.ingestion.clusters import CLUSTER_COLLECTION, SUMMARY_KINDS
+from engramdb.ingestion.stages.clusters import CLUSTER_COLLECTION, SUMMARY_KINDS
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition

@@ -10,7 +10,7 @@ Per question (or per parallel sub-question):
    by the ``gists`` memory stage) by vector similarity.
 3. **Activation** — each entity named by those facts starts with mean fact
    similarity × ``1 + α(1 − e^{−βc})`` ÷ ``max(1, chunks mentioning it)``
-   (:mod:`engramdb.retrieval.diffusion_math`).
+   (:mod:`engramdb.retrieval.diffusion.walk`).
 4. **Walk** — random walk with restart on the passage–entity graph (entities
    and chunks; MENTIONS edges, a link from each passage to the entity its
    title names, one edge per fact between the entities it links, and synonym
@@ -84,8 +84,8 @@ from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
 
-from engramdb.ingestion.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.ingestion.reconcile import normalize_name
+from engramdb.ingestion.stages.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
 from engramdb.platform.vectors import VectorHit, VectorStore
@@ -99,7 +99,7 @@ from engramdb.retrieval.decomposition import (
     OfflineDecomposer,
     make_decomposition,
 )
-from engramdb.retrieval.diffusion_math import (
+from engramdb.retrieval.diffusion.walk import (
     Activation,
     entity_activation,
     fuse,

@@ -16,7 +16,7 @@ several budgets (:data:`PASSAGE_BUDGETS`: top 1, 2, 3 and their own top-k,
 5 by default): each budget is a real run of the strategy with that ``top_k``,
 reported as ``dense@1`` … with the recipe's own budget keeping the plain name.
 Their rows form quality-against-tokens curves in the report
-(:mod:`engramdb.retrieval.eval_report`), so any strategy can be read against
+(:mod:`engramdb.retrieval.eval.report`), so any strategy can be read against
 a baseline given the same number of evidence tokens.
 """
 
@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass
 
 from engramdb.platform.errors import InputError
 from engramdb.retrieval.decomposition import Decomposition, from_musique
-from engramdb.retrieval.eval_data import EvalItem
+from engramdb.retrieval.eval.data import EvalItem
 from engramdb.retrieval.metrics import answer_in_text, exact_match, f1_score, percentile, recall_at_k
-from engramdb.retrieval.passage_strategies import PassageStrategy
+from engramdb.retrieval.passages import PassageStrategy
 from engramdb.retrieval.results import NA, AskResult
 from engramdb.retrieval.strategy import AskStrategy
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engramdb.retrieval.evaluation import Record, records_as_dicts
+from engramdb.retrieval.eval.harness import Record, records_as_dicts
 
 COLUMNS = [
     ("strategy", "strategy", "{}"), ("questions", "n", "{}"), ("em", "EM", "{:.1%}"), ("f1", "F1", "{:.1%}"),

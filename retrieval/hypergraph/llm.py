@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from engramdb.platform.llm import message_text, token_usage
-from engramdb.retrieval.hypergraph_memory import Point, WorkingMemory
+from engramdb.retrieval.hypergraph.memory import Point, WorkingMemory
 
 T = TypeVar("T")
 PASSAGE_CHARS = 700  # passage text shown to the evolve call, per passage

@@ -1,6 +1,6 @@
 """The offline (no LLM) steps of the ``hypergraph`` strategy: deterministic plan, evolve, merge, answer.
 
-See :mod:`engramdb.retrieval.hypergraph` for what "relevant" means here (each
+See :mod:`engramdb.retrieval.hypergraph.strategy` for what "relevant" means here (each
 fact against its naming floor) and why the answer is the far end of the
 chain of relevant facts.
 """
@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engramdb.retrieval.hypergraph_memory import Fact, Point, WorkingMemory
-from engramdb.retrieval.hypergraph_retrieval import Retrieved, SubQuery
+from engramdb.retrieval.hypergraph.memory import Fact, Point, WorkingMemory
+from engramdb.retrieval.hypergraph.retrieval import Retrieved, SubQuery
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import NA
 

@@ -10,7 +10,7 @@ that mention them are read, each capped per sub-query, in one round trip per
 kind for all of a step's sub-queries.
 
 Offline, every relation also gets a *naming floor* (see
-:mod:`engramdb.retrieval.hypergraph`): the score of a fact that would only name
+:mod:`engramdb.retrieval.hypergraph.strategy`): the score of a fact that would only name
 its subject; :meth:`MemoryRetriever.name_scores` computes them.
 """
 
@@ -25,15 +25,15 @@ import numpy as np
 
 from engramdb.platform.storage import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.hop_retrieval import lucene_query
-from engramdb.retrieval.hypergraph_llm import RetrievedView
-from engramdb.retrieval.hypergraph_memory import Change, Fact, HypergraphStore, WorkingMemory
+from engramdb.retrieval.hypergraph.llm import RetrievedView
+from engramdb.retrieval.hypergraph.memory import Change, Fact, HypergraphStore, WorkingMemory
 from engramdb.retrieval.metrics import normalize_answer
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import QACandidate
 from engramdb.retrieval.strategy import AskContext
 
 if TYPE_CHECKING:
-    from engramdb.retrieval.hypergraph import HypergraphRecipe
+    from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe
 
 RRF_K = 60  # reciprocal-rank-fusion constant (the usual one); fuses BM25 and vector rankings of entities
 BM25_SCAN = 500  # local investigation: full-text hits scanned for the neighbourhood's entities

@@ -16,10 +16,10 @@ Each step (at most ``max_steps``):
 
 The answer rests on the final memory: with an LLM, the points' descriptions
 plus the chunks of their entities; offline, the answer of a relevant fact in
-the evidence points (below), or ``N/A``. Pieces: ``hypergraph_retrieval``
-(sub-queries, entities, relations, chunks), ``hypergraph_offline`` (the
-deterministic steps), ``hypergraph_llm`` (our prompts, strict parsing) and
-``hypergraph_memory`` (working memory and its Neo4j record).
+the evidence points (below), or ``N/A``. Pieces (modules of this folder): ``retrieval``
+(sub-queries, entities, relations, chunks), ``offline`` (the
+deterministic steps), ``llm`` (our prompts, strict parsing) and
+``memory`` (working memory and its Neo4j record).
 
 **Offline path** (deterministic). The open concern is the question's words
 that no relevant point covers yet; it becomes a local sub-query around each of
@@ -69,8 +69,8 @@ from engramdb.platform.storage import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_CO
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
-from engramdb.retrieval.hypergraph_llm import LLMSteps, Operations, StepError
-from engramdb.retrieval.hypergraph_memory import (
+from engramdb.retrieval.hypergraph.llm import LLMSteps, Operations, StepError
+from engramdb.retrieval.hypergraph.memory import (
     Change,
     Fact,
     HypergraphStore,
@@ -81,7 +81,7 @@ from engramdb.retrieval.hypergraph_memory import (
     new_query_id,
     render_memory_run,
 )
-from engramdb.retrieval.hypergraph_offline import (
+from engramdb.retrieval.hypergraph.offline import (
     describe,
     offline_answer,
     offline_evolve,
@@ -89,12 +89,12 @@ from engramdb.retrieval.hypergraph_offline import (
     offline_plan,
     support_of,
 )
-from engramdb.retrieval.hypergraph_retrieval import MemoryRetriever, Retrieved, SubQuery
+from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, Retrieved, SubQuery
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
-#: Kept runs (``engramdb memory show``, document deletes) are handled in hypergraph_memory; re-exported here.
+#: Kept runs (``engramdb memory show``, document deletes) are handled in memory.py; re-exported here.
 __all__ = ["HypergraphDetails", "HypergraphRecipe", "HypergraphStrategy", "forget_document", "load_memory_run",
            "render_memory_run"]  # fmt: skip
 

@@ -7,7 +7,7 @@ from typing import Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from engramdb.retrieval.langchain_retriever import evidence_records
+from engramdb.retrieval.integrations.langchain import evidence_records
 
 
 class EngramLlamaIndexRetriever(BaseRetriever):
