@@ -173,19 +173,38 @@ def graph(driver, namespace: str, settings: Settings):
     return Graph(driver, namespace, settings.neo4j_database)
 
 
-@pytest.fixture
-def isolated_settings(tmp_path: Path, neo4j_server: LocalNeo4j, settings: Settings) -> Settings:
+def private_settings(home: Path, neo4j_server: LocalNeo4j, settings: Settings, **extra: object) -> Settings:
     """Settings with a private data home (own embedded Qdrant, caches) that reach the
     session's Neo4j as a configured server instead of starting one of their own."""
     from pydantic import SecretStr
 
-    return settings.model_copy(
-        update={
-            "home": tmp_path / "home",
-            "neo4j_uri": neo4j_server.bolt_uri,
-            "neo4j_password": SecretStr(neo4j_server.password()),
-        }
-    )
+    update = {
+        "home": home,
+        "neo4j_uri": neo4j_server.bolt_uri,
+        "neo4j_password": SecretStr(neo4j_server.password()),
+    }
+    return settings.model_copy(update={**update, **extra})
+
+
+def cli_environment(settings: Settings, namespace: str) -> dict[str, str]:
+    """The environment of a CLI run on ``settings``' home and server, in ``namespace``, no config file."""
+    return {
+        "ENGRAMDB_HOME": str(settings.home),
+        "ENGRAMDB_NEO4J_URI": str(settings.neo4j_uri),
+        "ENGRAMDB_NEO4J_PASSWORD": settings.neo4j_password.get_secret_value(),
+        "ENGRAMDB_NAMESPACE": namespace,
+        "ENGRAMDB_CONFIG": "none",
+    }
+
+
+@pytest.fixture
+def isolated_settings(tmp_path: Path, neo4j_server: LocalNeo4j, settings: Settings) -> Settings:
+    return private_settings(tmp_path / "home", neo4j_server, settings)
+
+
+@pytest.fixture
+def cli_env(isolated_settings: Settings, namespace: str) -> dict[str, str]:
+    return cli_environment(isolated_settings, namespace)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from engramdb.platform.interfaces import analyst
 from engramdb.platform.interfaces.analyst import QueryRefused, QueryTimedOut
 from engramdb.platform.interfaces.cli import main
 from engramdb.platform.interfaces.memory import Memory
+from tests.conftest import cli_environment, private_settings
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "hypergraph_corpus.json").read_text())
 TWO_HOP = (
@@ -36,11 +37,7 @@ JOURNAL, APA = "Journal of Psychotherapy Integration", "American Psychological A
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory, neo4j_server, settings, driver):
     """The five documents and one kept hypergraph run, built once for the module."""
-    from pydantic import SecretStr
-
-    home = tmp_path_factory.mktemp("analyst-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    cfg = private_settings(tmp_path_factory.mktemp("analyst-home"), neo4j_server, settings)
     memory = Memory(namespace=f"an{uuid.uuid4().hex[:12]}", settings=cfg)
     memory.ingest(CORPUS)
     memory.kept = memory.ask(TWO_HOP, strategy="hypergraph", keep_memory=True)  # type: ignore[attr-defined]
@@ -573,15 +570,7 @@ def test_query_errors_are_clear(mem: Memory) -> None:
 
 @pytest.fixture
 def cli_env(mem: Memory) -> dict[str, str]:
-    settings = mem.settings
-    return {
-        "ENGRAMDB_HOME": str(settings.home),
-        "ENGRAMDB_NEO4J_URI": settings.neo4j_uri,
-        "ENGRAMDB_NEO4J_PASSWORD": settings.neo4j_password.get_secret_value(),
-        "ENGRAMDB_NAMESPACE": mem.namespace,
-        "ENGRAMDB_CONFIG": "none",
-        "COLUMNS": "200",
-    }
+    return {**cli_environment(mem.settings, mem.namespace), "COLUMNS": "200"}
 
 
 def cli(env: dict[str, str], *args: str, input: str | None = None):

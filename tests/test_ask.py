@@ -11,6 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.answering import NA, parse_answer
 from engramdb.retrieval.decomposition import from_musique
+from tests.conftest import private_settings
 
 #: How many MuSiQue questions (with all their paragraphs) the module's memory holds.
 QUESTION_COUNT = 6
@@ -27,11 +28,7 @@ def musique_memory(questions: list[dict], tmp_path_factory, neo4j_server, settin
     """The paragraphs of the first six MuSiQue questions (120 passages, supporting and distractors).
 
     ``questions`` comes first so that missing data skips before Neo4j is started."""
-    from pydantic import SecretStr
-
-    home = tmp_path_factory.mktemp("ask-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    cfg = private_settings(tmp_path_factory.mktemp("ask-home"), neo4j_server, settings)
     mem = Memory(namespace=f"ask{uuid.uuid4().hex[:12]}", settings=cfg)
     passages = [
         {"title": p["title"], "text": p["paragraph_text"]} for q in questions for p in q["paragraphs"]

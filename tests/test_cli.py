@@ -6,21 +6,9 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from engramdb.platform.interfaces.cli import main
-
-
-@pytest.fixture
-def cli_env(isolated_settings, namespace: str) -> dict[str, str]:
-    return {
-        "ENGRAMDB_HOME": str(isolated_settings.home),
-        "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
-        "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value(),
-        "ENGRAMDB_NAMESPACE": namespace,
-        "ENGRAMDB_CONFIG": "none",
-    }
 
 
 def run(env: dict[str, str], *args: str, input: str | None = None):

@@ -31,6 +31,7 @@ from engramdb.platform.interfaces.analyst import QueryTimedOut
 from engramdb.platform.interfaces.cli import EXIT_CLOSED_PIPE, main, show_sdk_notices
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.text_safety import require_unicode, visible
+from tests.conftest import cli_environment, private_settings
 
 ENGRAMDB = Path(sys.executable).with_name("engramdb")
 TITLE_ESCAPE = "\x1b]0;pwned\x07"  # sets the terminal's title to "pwned"
@@ -50,11 +51,7 @@ SLOW_QUERY = (
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory, neo4j_server, settings, driver):
     """One namespace holding a document whose text and title carry terminal control sequences."""
-    from pydantic import SecretStr
-
-    home = tmp_path_factory.mktemp("hostile-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    cfg = private_settings(tmp_path_factory.mktemp("hostile-home"), neo4j_server, settings)
     memory = Memory(namespace=f"ho{uuid.uuid4().hex[:12]}", settings=cfg)
     report = memory.ingest([{"id": "oslo", "title": EVIL_TITLE, "text": EVIL_TEXT}])
     assert report.ingested == 1, report
@@ -64,15 +61,7 @@ def mem(tmp_path_factory, neo4j_server, settings, driver):
 
 @pytest.fixture
 def cli_env(mem: Memory) -> dict[str, str]:
-    settings = mem.settings
-    return {
-        "ENGRAMDB_HOME": str(settings.home),
-        "ENGRAMDB_NEO4J_URI": settings.neo4j_uri,
-        "ENGRAMDB_NEO4J_PASSWORD": settings.neo4j_password.get_secret_value(),
-        "ENGRAMDB_NAMESPACE": mem.namespace,
-        "ENGRAMDB_CONFIG": "none",
-        "COLUMNS": "200",
-    }
+    return {**cli_environment(mem.settings, mem.namespace), "COLUMNS": "200"}
 
 
 def run(env: dict[str, str], *args: str, input: str | bytes | None = None):

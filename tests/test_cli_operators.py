@@ -39,17 +39,6 @@ CURIE = {
 OSLO = {"id": "oslo", "title": "Oslo", "text": "Oslo is the capital of Norway."}
 
 
-@pytest.fixture
-def cli_env(isolated_settings, namespace: str) -> dict[str, str]:
-    return {
-        "ENGRAMDB_HOME": str(isolated_settings.home),
-        "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
-        "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value(),
-        "ENGRAMDB_NAMESPACE": namespace,
-        "ENGRAMDB_CONFIG": "none",
-    }
-
-
 def run(env: dict[str, str], *args: str, input: str | None = None):
     return CliRunner().invoke(main, list(args), env=env, input=input, catch_exceptions=False)
 

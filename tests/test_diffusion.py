@@ -31,6 +31,7 @@ from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
 from engramdb.retrieval.strategy import AskContext
+from tests.conftest import private_settings
 
 CORPUS = [
     {"title": "Big Eyes", "text": "Big Eyes is a 2014 American biographical drama film directed by Tim Burton. "
@@ -66,11 +67,7 @@ def graph_rows(memory: Memory, cypher: str, **params) -> list[dict]:
 @pytest.fixture(scope="module")
 def films(tmp_path_factory, neo4j_server, settings, driver):
     """Six short film/people/place passages, ingested offline and indexed by the gists stage."""
-    from pydantic import SecretStr
-
-    home = tmp_path_factory.mktemp("diffusion-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri, "stages": [],
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    cfg = private_settings(tmp_path_factory.mktemp("diffusion-home"), neo4j_server, settings, stages=[])
     mem = Memory(namespace=f"dif{uuid.uuid4().hex[:12]}", settings=cfg)
     mem.ingest(CORPUS)
     report = GistStage(stage_context(mem)).index_namespace()

@@ -29,6 +29,7 @@ from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphS
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
 from engramdb.retrieval.strategy import AskContext
+from tests.conftest import private_settings
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "hypergraph_corpus.json").read_text())
 QUESTION = (
@@ -61,11 +62,7 @@ SUFFICIENT = '{"sufficient": true}'
 
 @pytest.fixture(scope="module")
 def hg_memory(tmp_path_factory, neo4j_server, settings, driver):
-    from pydantic import SecretStr
-
-    home = tmp_path_factory.mktemp("hg-llm-home")
-    cfg = settings.model_copy(update={"home": home, "neo4j_uri": neo4j_server.bolt_uri,
-                                      "neo4j_password": SecretStr(neo4j_server.password())})  # fmt: skip
+    cfg = private_settings(tmp_path_factory.mktemp("hg-llm-home"), neo4j_server, settings)
     mem = Memory(namespace=f"hgl{uuid.uuid4().hex[:12]}", settings=cfg)
     mem.ingest(CORPUS)
     yield mem

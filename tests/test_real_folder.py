@@ -20,20 +20,14 @@ from engramdb.ingestion.documents import make_document
 from engramdb.platform.errors import InputError
 from engramdb.platform.interfaces.cli import main
 from engramdb.platform.interfaces.memory import Memory
+from tests.conftest import cli_environment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "documents"
 
 
 @pytest.fixture
 def cli_env(isolated_settings, namespace: str) -> dict[str, str]:
-    return {
-        "ENGRAMDB_HOME": str(isolated_settings.home),
-        "ENGRAMDB_NEO4J_URI": isolated_settings.neo4j_uri,
-        "ENGRAMDB_NEO4J_PASSWORD": isolated_settings.neo4j_password.get_secret_value(),
-        "ENGRAMDB_NAMESPACE": namespace,
-        "ENGRAMDB_CONFIG": "none",
-        "ENGRAMDB_STAGES": "[]",
-    }
+    return {**cli_environment(isolated_settings, namespace), "ENGRAMDB_STAGES": "[]"}
 
 
 def run(env: dict[str, str], *args: str, input: str | bytes | None = None):
