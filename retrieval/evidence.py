@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engramdb.platform.embedders import count_tokens
+from engramdb.platform.embedders import Embedder, count_tokens
 from engramdb.platform.graph import Graph
-from engramdb.platform.storage import passage_text
+from engramdb.platform.storage import CHUNK_COLLECTION, passage_text
+from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval.results import Citation, Evidence
 
 
@@ -53,3 +54,21 @@ def citations(graph: Graph, evidence: Sequence[Evidence]) -> list[Citation]:
 def evidence_tokens(evidence: Sequence[Evidence]) -> int:
     """The evidence's size in the shared token count (what a reader would be given)."""
     return count_tokens([e.text for e in evidence])
+
+
+def dense_passages(
+    graph: Graph, vectors: VectorStore, embedder: Embedder, queries: Sequence[str], limit: int
+) -> list[Evidence]:
+    """Passages by vector similarity to any of ``queries`` (a question and its sub-questions), best
+    first, each scored by its best query: the passage tier every strategy's ranking ends with."""
+    queries = [q for q in dict.fromkeys(queries) if q and q.strip()]
+    if not queries or limit < 1:
+        return []
+    best: dict[str, float] = {}
+    for query in queries:
+        for hit in vectors.search(CHUNK_COLLECTION, graph.namespace, embedder.embed_query(query), limit):
+            best[hit.key] = max(best.get(hit.key, -1.0), hit.score)
+    ranked = sorted(best, key=lambda k: (-best[k], k))[:limit]
+    rows = {r["chunk_id"]: r for r in graph.read("traversals/chunks_by_id", ids=ranked)}
+    found = [rows[k] for k in ranked if k in rows]
+    return passage_evidence(found, [best[r["chunk_id"]] for r in found])

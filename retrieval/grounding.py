@@ -24,7 +24,7 @@ from engramdb.ingestion.documents import split_sentences
 from engramdb.platform.graph import Graph
 from engramdb.retrieval.metrics import normalize_answer
 from engramdb.retrieval.rerankers import content_words
-from engramdb.retrieval.results import Evidence
+from engramdb.retrieval.results import Evidence, QACandidate
 
 #: How a grounded pair's text reads: ``Q: ... A: ... (source: "<sentence>")``.
 SOURCE_OPEN, SOURCE_CLOSE = ' (source: "', '")'
@@ -84,3 +84,12 @@ def split_grounded(evidence: Evidence) -> tuple[str, str]:
     if evidence.kind != "qa_pair" or not opened or not rest.endswith(SOURCE_CLOSE):
         return evidence.text, ""
     return pair, rest.removesuffix(SOURCE_CLOSE)
+
+
+def sentence_evidence(sentence: str, qa: QACandidate, score: float) -> Evidence:
+    """A QA pair's source sentence as evidence of its own (kind ``sentence``), to follow the pair
+    when evidence is packed into a budget (it can then be kept or dropped on its own)."""
+    return Evidence(
+        kind="sentence", id=f"{qa.qa_id}#sentence", text=sentence, score=score, doc_id=qa.doc_id,
+        chunk_ids=(qa.chunk_id,), metadata={"qa_id": qa.qa_id},
+    )  # fmt: skip

@@ -20,12 +20,15 @@ from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
 from engramdb.retrieval.hop_retrieval import lucene_query
+from engramdb.retrieval.packing import PASSAGE_POOL, pack
 from engramdb.retrieval.results import AskResult, PassageDetails
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 
 class PassageRecipe(Recipe):
-    top_k: int = Field(5, ge=1, le=100, description="Passages returned as evidence.")
+    top_k: int = Field(
+        5, ge=1, le=100, description="Passages returned as evidence (with a budget: at least)."
+    )
 
 
 class PassageStrategy(AskStrategy):
@@ -51,9 +54,14 @@ class PassageStrategy(AskStrategy):
     ) -> AskResult:
         question = require_question(question)
         started = time.perf_counter()
-        rows = self.passages(question, self.recipe.top_k)
+        budget = self.recipe.budget
+        rows = self.passages(
+            question, self.recipe.top_k if budget is None else max(self.recipe.top_k, PASSAGE_POOL)
+        )
         timings = {"retrieve": time.perf_counter() - started}
         evidence = passage_evidence(rows)
+        if budget is not None:  # top passages until the budget is full, the last one cut to whole sentences
+            evidence = pack(evidence, budget, focus=[question])
         answer: str | None = None
         answered_by = "none (retrieval only)"
         if self.answerer is not None:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 NA = "N/A"
 
 #: Evidence kinds engramdb produces; strategies may add their own.
-EVIDENCE_KINDS = ("qa_pair", "passage", "gist", "fact", "memory_point", "cluster")
+EVIDENCE_KINDS = ("qa_pair", "sentence", "passage", "gist", "fact", "memory_point", "cluster")
 
 
 @dataclass(frozen=True)

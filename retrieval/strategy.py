@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engramdb.platform.embedders import Embedder
 from engramdb.platform.errors import InputError
@@ -38,9 +38,20 @@ if TYPE_CHECKING:
 
 
 class Recipe(BaseModel):
-    """A strategy's knobs. Frozen, and unknown keys are errors (a typo must not pass silently)."""
+    """A strategy's knobs. Frozen, and unknown keys are errors (a typo must not pass silently).
+
+    ``budget`` is every strategy's: the most evidence tokens a result may hold, counted with the
+    tokenizer the evaluation uses; the strategy's ranked units are packed into it
+    (:mod:`engramdb.retrieval.packing`). Unset, a strategy returns its own amount.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    budget: int | None = Field(
+        None, ge=16, le=100_000,
+        description="Evidence tokens at most (whole sentences; passages fill what the strategy's own units leave). "
+        "Unset: the strategy's own amount.",
+    )  # fmt: skip
 
 
 @dataclass

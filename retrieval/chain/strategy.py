@@ -28,11 +28,12 @@ from engramdb.retrieval.decomposition import (
     OfflineDecomposer,
     make_decomposition,
 )
-from engramdb.retrieval.evidence import citations, evidence_tokens
-from engramdb.retrieval.grounding import ground_qa_evidence
+from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
+from engramdb.retrieval.grounding import ground_qa_evidence, sentence_evidence, source_sentence
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
 from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
 from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
+from engramdb.retrieval.packing import fill_budget, pack
 from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, ScoredQA, qa_evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
 
@@ -125,11 +126,16 @@ class ChainStrategy(AskStrategy):
         timings.update({f"search_{k}": v for k, v in outcome.timings.items()})
         timings["search"] = sum(outcome.timings.values())
         chains = [c for per_sequence in outcome.chains for c in per_sequence]
-        evidence = chain_evidence(chains, [s for per_sequence in outcome.related for s in per_sequence])
-        if self.recipe.source_sentences:
-            t0 = time.perf_counter()
-            evidence = ground_qa_evidence(self.context.graph, evidence)
-            timings["ground"] = time.perf_counter() - t0
+        related = [s for per_sequence in outcome.related for s in per_sequence]
+        t0 = time.perf_counter()
+        if self.recipe.budget is not None:
+            evidence = self._packed(question, decomp, outcome.chains, related, self.recipe.budget)
+            timings["pack"] = time.perf_counter() - t0
+        else:
+            evidence = chain_evidence(chains, related)
+            if self.recipe.source_sentences:
+                evidence = ground_qa_evidence(self.context.graph, evidence)
+                timings["ground"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         final = [seq[0] for seq in outcome.chains if seq]
         na = self._set_threshold() if chains else {}
@@ -162,6 +168,41 @@ class ChainStrategy(AskStrategy):
             timings=timings, strategy=self.name, answered_by=answer.source, decomposed_by=decomposed_by,
             details=ChainDetails(chains=chains, trace=outcome.trace, na=na), near_misses=near, notes=notes,
         )  # fmt: skip
+
+    def _packed(
+        self,
+        question: str,
+        decomp: Decomposition,
+        per_sequence: Sequence[Sequence[Chain]],
+        related: Sequence[ScoredQA],
+        budget: int,
+    ) -> list[Evidence]:
+        """Evidence a reader can follow, within ``budget`` tokens: each sequence's best chain hop by
+        hop (every pair followed by its source sentence), then the other chains, then the passages
+        the chains went through, then passages found for the question and its sub-questions, and
+        last the pairs that belong to no chain."""
+        ordered = [seq[0] for seq in per_sequence if seq]
+        ordered += sorted((c for seq in per_sequence for c in seq[1:]), key=lambda c: -c.score)
+        steps = [step for chain in ordered for step in chain.steps]
+        chunk_ids = list(dict.fromkeys(s.qa.chunk_id for s in steps if s.qa.chunk_id))
+        rows = {r["chunk_id"]: r for r in self.context.graph.read("traversals/chunks_by_id", ids=chunk_ids)}
+        units: list[Evidence] = []
+        for step in steps:
+            units.append(qa_evidence(step.qa, step.score))
+            row = rows.get(step.qa.chunk_id)
+            if self.recipe.source_sentences and row:
+                sentence = source_sentence(step.qa.question, step.qa.answer_names, row["text"] or "")
+                if sentence:
+                    units.append(sentence_evidence(sentence, step.qa, step.score))
+        passages = passage_evidence([rows[c] for c in chunk_ids if c in rows])
+        queries = [question, *(s.sub_question for s in steps), *(q for seq in decomp.sequences for q in seq)]
+        queries = [q for q in queries if "<ENTITY" not in q]
+        tail = [qa_evidence(s.qa, s.score) for s in related]
+        answers = [step.answer_name for chain in ordered[:2] for step in chain.steps]
+        packed = fill_budget(self.context, budget, units, queries, focus=answers, passages=passages)
+        if not tail or budget - evidence_tokens(packed) < 6:
+            return packed
+        return pack([*packed, *tail], budget, focus=[question])
 
     # N/A threshold -----------------------------------------------------------------------
     def _set_threshold(self) -> dict[str, Any]:

@@ -1,0 +1,157 @@
+"""One packer for every strategy: the most useful evidence that fits a token budget.
+
+Why one: a reader given 256 tokens is served by whatever holds the answer in
+256 tokens, whether QA pairs, source sentences, gists or plain passages. Each
+strategy ranks its candidate units (its own structures first, then the
+passages they came from, then passages found by dense search for the question
+and its sub-questions), and this packer fills the budget from that ranking, so
+a strategy never does worse than passages merely for lack of room, and every
+strategy is measured with the same ruler (:func:`engramdb.platform.embedders.count_tokens`).
+
+Rules, in order of the ranking:
+
+* a unit whose words are already in the chosen evidence is skipped (a source
+  sentence inside a chosen passage, a gist restating its passage);
+* a unit that fits is taken whole;
+* a passage (or any multi-sentence unit) that does not fit is shortened to its
+  best sentences for the question: sentences are never cut, the title line is
+  kept, and sentences already chosen elsewhere are left out;
+* a unit that cannot fit even shortened is skipped, and smaller ones after it
+  may still fill the room left.
+
+The result keeps the ranking's order, which is the reading order the strategy
+chose (for chain search: the best chain hop by hop, each pair with its
+sentence, then other chains, then passages).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from engramdb.ingestion.documents import split_sentences
+from engramdb.platform.embedders import count_tokens
+from engramdb.retrieval.evidence import dense_passages
+from engramdb.retrieval.rerankers import content_words
+from engramdb.retrieval.results import Evidence
+
+if TYPE_CHECKING:
+    from engramdb.retrieval.strategy import AskContext
+
+#: Below this many tokens left, nothing useful fits (a QA pair alone is about 15).
+MIN_ROOM = 6
+#: A unit adds nothing when at least this share of its content words is already in the evidence.
+REDUNDANT_SHARE = 0.9
+#: What stands between two kept sentences of a shortened passage that were not adjacent.
+ELISION = " … "
+_SPACE = re.compile(r"\s+")
+
+
+def tokens(text: str) -> int:
+    return count_tokens([text])
+
+
+def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> list[Evidence]:
+    """The units that fit ``budget`` tokens, in their given order (see the module docstring).
+
+    ``focus`` is what the evidence is for (the question, sub-questions, answers found so
+    far): it decides which sentences of a passage are kept when it has to be shortened.
+    """
+    wanted = set().union(*(content_words(f) for f in focus)) if focus else set()
+    chosen: list[Evidence] = []
+    seen_text: list[str] = []
+    seen_words: set[str] = set()
+    room = budget
+    for unit in units:
+        if room < MIN_ROOM:
+            break
+        flat = _flat(unit.text)
+        if not flat or any(flat in s for s in seen_text):
+            continue
+        words = content_words(unit.text)
+        if words and len(words & seen_words) >= REDUNDANT_SHARE * len(words):
+            continue
+        size = tokens(unit.text)
+        candidate = unit
+        if size > room or _repeats_a_sentence(unit, seen_text):
+            candidate = shorten(unit, room, wanted, seen_text)
+            if candidate is None:
+                continue
+            size = tokens(candidate.text)
+        chosen.append(candidate)
+        seen_text.append(_flat(candidate.text))
+        seen_words |= content_words(candidate.text)
+        room -= size
+    return chosen
+
+
+def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str] = ()) -> Evidence | None:
+    """``unit`` cut down to whole sentences that fit ``room`` tokens, the ones sharing most words
+    with ``wanted`` first, kept in their order; None when not even one sentence fits. A title line
+    (the first line of a passage) stays, as it names what the sentences are about."""
+    title, body = _title_and_body(unit)
+    sentences = [s for s in split_sentences(body) if not any(_flat(s) in t for t in seen_text)]
+    if not sentences:
+        return None
+    head = f"{title}\n" if title else ""
+    room -= tokens(head) if head else 0
+    costs = [tokens(s) + 1 for s in sentences]  # a joining space or elision mark
+
+    def value(i: int) -> tuple[int, int]:
+        return (len(wanted & content_words(sentences[i])), -i)
+
+    kept: list[int] = []
+    for i in sorted(range(len(sentences)), key=value, reverse=True):
+        if costs[i] <= room:
+            kept.append(i)
+            room -= costs[i]
+    if not kept:
+        return None
+    kept.sort()
+    parts = [sentences[kept[0]]]
+    for before, i in zip(kept, kept[1:], strict=False):
+        parts.append((" " if i == before + 1 else ELISION) + sentences[i])
+    text = head + "".join(parts)
+    if kept == list(range(len(sentences))) and len(sentences) == len(split_sentences(body)):
+        return replace(unit, text=text)
+    return replace(unit, text=text, metadata={**unit.metadata, "shortened": True})
+
+
+def _title_and_body(unit: Evidence) -> tuple[str, str]:
+    """A passage's title line and its text; other units are all body."""
+    if unit.kind == "passage" and "\n" in unit.text:
+        title, body = unit.text.split("\n", 1)
+        if title == (unit.metadata.get("title") or title):
+            return title, body
+    return "", unit.text
+
+
+def _repeats_a_sentence(unit: Evidence, seen_text: Sequence[str]) -> bool:
+    """A passage holding a sentence already chosen (a chain's source sentence) drops that sentence."""
+    if unit.kind != "passage" or not seen_text:
+        return False
+    return any(_flat(s) in t for s in split_sentences(_title_and_body(unit)[1]) for t in seen_text)
+
+
+def _flat(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+#: Passages fetched by dense search to end every strategy's ranking (more than any budget holds).
+PASSAGE_POOL = 12
+
+
+def fill_budget(
+    context: AskContext,
+    budget: int,
+    own: Sequence[Evidence],
+    queries: Sequence[str],
+    focus: Iterable[str] = (),
+    passages: Sequence[Evidence] = (),
+) -> list[Evidence]:
+    """A strategy's own ranked units, then ``passages`` it reached, then passages found by dense
+    search for ``queries`` (the question, its sub-questions), packed into ``budget`` tokens."""
+    found = dense_passages(context.graph, context.vectors, context.embedder, queries, PASSAGE_POOL)
+    return pack([*own, *passages, *found], budget, focus=[*queries, *focus])
