@@ -21,69 +21,31 @@ Deterministic for a given seed; the shapes are fixed here, not fitted to any res
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import re
 from pathlib import Path
 
-from bench_support import SHARED
+from heldout_support import RESULTS, Support, film_pool, load_corpus, write_set, year_of
 
 from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym
 
-REPO = Path(__file__).resolve().parent.parent
-_FILM = re.compile(
-    r"^(?P<name>[^(]+?)\s*(?:\([^)]*\)\s*)?is an? (?P<year>1[89]\d\d|20[0-2]\d) (?P<desc>[^.]*?)film directed by "
-    r"(?P<director>[A-Z][\w.'-]+(?: [A-Z][\w.'-]+){0,3})"
-)
-_PERSON = re.compile(
-    r"^[^(]*\((?:born )?(?P<born>(?:\d{1,2} )?(?:[A-Z][a-z]+ )?(?:\d{1,2}, )?\d{4})\s*(?:[–-][^)]*)?\)\s*"
-    r"(?:is|was) an? (?P<nat>[A-Z][a-z]+)"
-)
 INVENTED_FILMS = ["The Quiet Orchard of Velmora", "Tessarine Nights", "A Winter in Oldcastle Bay",
                   "The Ninth Lantern of Uskor", "Marrowdeep", "The Glass Ferryman"]  # fmt: skip
-
-
-def year_of(date: str) -> int:
-    return int(re.search(r"\d{4}", date).group(0))  # type: ignore[union-attr]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "heldout-2wiki")
+    parser.add_argument("--out", type=Path, default=RESULTS / "heldout-2wiki")
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    corpus = json.loads((SHARED / "data" / "2wiki" / "corpus.json").read_text())
-    by_title = {p["title"]: p for p in corpus}
-    directors: dict[str, dict] = {}
-    films = []
-    for p in corpus:
-        m = _FILM.match(p["text"])
-        if m is None or m.group("director") not in by_title:
-            continue
-        if re.search(r"\bor\b|,", m.group("name")):  # a title that reads as two options
-            continue
-        person = _PERSON.match(by_title[m.group("director")]["text"])
-        if person is None or country_of_demonym(person.group("nat")) is None:
-            continue
-        directors[m.group("director")] = {
-            "name": m.group("director"), "born": person.group("born"), "nat": person.group("nat"),
-            "passage": by_title[m.group("director")],
-        }  # fmt: skip
-        films.append({"name": m.group("name").strip(), "year": int(m.group("year")),
-                      "director": m.group("director"), "passage": p})  # fmt: skip
+    corpus = load_corpus()
+    films, directors = film_pool(corpus)
     rng.shuffle(films)
-    used: dict[str, dict] = {}
+    support = Support()
     items: list[dict] = []
-
-    def support(*passages: dict) -> list[dict]:
-        for p in passages:
-            used[p["title"]] = p
-        return [{"title": p["title"], "paragraph_text": p["text"], "is_supporting": True} for p in passages]
-
     for f in films[:12]:
         d = directors[f["director"]]
         items.append({"id": f"nat-{len(items)}", "question": f"What nationality is the director of {f['name']}?",
@@ -114,16 +76,7 @@ def main() -> None:
     for name in INVENTED_FILMS:
         shape = rng.choice(["What nationality is the director of {}?", "When was the director of {} born?"])
         items.append({"id": f"absent-{len(items)}", "question": shape.format(name), "answerable": False})
-    others = [p for p in corpus if p["title"] not in used]
-    rng.shuffle(others)
-    passages = [
-        {"title": p["title"], "text": p["text"]} for p in [*used.values(), *others[: args.distractors]]
-    ]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "questions.json").write_text(json.dumps(items, indent=1, ensure_ascii=False))
-    (args.out / "corpus.json").write_text(json.dumps(passages, indent=1, ensure_ascii=False))
-    answerable = sum(i.get("answerable", True) for i in items)
-    print(f"{len(items)} questions ({answerable} answerable), {len(passages)} passages -> {args.out}")
+    write_set(args.out, items, support, corpus, args.distractors, rng)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 MIN_ROOM = 6
 #: A unit adds nothing when at least this share of its content words is already in the evidence.
 REDUNDANT_SHARE = 0.9
+#: Units that may be cut down to their best sentences; others (a QA pair, a sentence) are atomic.
+SHORTENABLE = frozenset({"passage", "gist", "cluster", "memory_point"})
 #: What stands between two kept sentences of a shortened passage that were not adjacent.
 ELISION = " … "
 _SPACE = re.compile(r"\s+")
@@ -76,6 +78,8 @@ def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> l
         size = tokens(unit.text)
         candidate = unit
         if size > room or _repeats_a_sentence(unit, seen_text):
+            if unit.kind not in SHORTENABLE:
+                continue
             candidate = shorten(unit, room, wanted, seen_text)
             if candidate is None:
                 continue

@@ -185,6 +185,24 @@ class UserText(click.ParamType):
             raise CliInputError(str(exc)) from exc
 
 
+class TokenBudgets(click.ParamType):
+    """``128,256,512``: evidence-token budgets, each a whole number of at least 16."""
+
+    name = "budgets"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        parts = [p.strip() for p in str(value).split(",") if p.strip()]
+        try:
+            budgets = tuple(int(p) for p in parts)
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of whole numbers", param, ctx)
+        if not budgets or any(b < 16 or b > 100_000 for b in budgets):
+            self.fail(f"{value!r}: each budget must be between 16 and 100000 tokens", param, ctx)
+        return tuple(dict.fromkeys(budgets))
+
+
 def read_stdin_text(what: str) -> str:
     """Standard input as text, decoded strictly as UTF-8 so invalid bytes are one clear error."""
     stream = getattr(sys.stdin, "buffer", None)
@@ -780,11 +798,13 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
               help=STRATEGY_HELP)  # fmt: skip
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", type=UserText("a --set value"),
               help=SET_HELP)  # fmt: skip
+@click.option("--budget", type=click.IntRange(16, 100_000), metavar="TOKENS",
+              help="Evidence tokens at most (whole sentences); default: the strategy's recipe.")  # fmt: skip
 @memory_options
 @pass_context
 @friendly_errors
 def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool, strategy: str,
-        assignments: tuple[str, ...]) -> None:  # fmt: skip
+        assignments: tuple[str, ...], budget: int | None) -> None:  # fmt: skip
     """Answer QUESTION from memory with a strategy (default: chain beam search over QA pairs).
 
     An empty namespace is an error (exit 1) that names the namespaces holding documents.
@@ -804,6 +824,8 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
         from engramdb.retrieval.strategy import parse_assignments
 
         options = parse_assignments(assignments)
+        if budget is not None:
+            options["budget"] = budget
         result = memory.ask(question, strategy=strategy, decomposition=decomposition, trace=trace, **options)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
@@ -1072,12 +1094,16 @@ def browser_command(ctx: Context, style_only: bool) -> None:
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Output folder (default ./eval-results/<dataset>)."
 )
+@click.option(
+    "--budgets", type=TokenBudgets(), metavar="N,N,...",
+    help="Run every strategy at each evidence-token budget (rows name@N, one table per budget).",
+)  # fmt: skip
 @memory_options
 @pass_context
 @friendly_errors
 def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: tuple[str, ...],
                  assignments: tuple[str, ...], limit: int | None, decomposition: str | None,
-                 out: Path | None) -> None:  # fmt: skip
+                 out: Path | None, budgets: tuple[int, ...] | None) -> None:  # fmt: skip
     """Evaluate strategies side by side on DATASET (MuSiQue format or [{question, answer}])."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -1087,7 +1113,7 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
     from engramdb.platform.interfaces.memory import Memory
     from engramdb.retrieval.eval.data import load_dataset
     from engramdb.retrieval.eval.harness import EvalRunner, run_eval, summarize
-    from engramdb.retrieval.eval.report import markdown_table, write_report
+    from engramdb.retrieval.eval.report import budget_tables, write_report
     from engramdb.retrieval.strategy import parse_assignments, strategy_class, strategy_names
 
     items = load_dataset(dataset)[:limit] if limit else load_dataset(dataset)
@@ -1124,13 +1150,16 @@ def eval_command(ctx: Context, dataset: Path, corpus: Path | None, strategies: t
         ]
         with Progress(*columns, console=err_console) as bar:
             task = bar.add_task("evaluate", total=len(items))
-            records = run_eval(runners, items, progress=lambda n: bar.advance(task, n))
+            records = run_eval(
+                runners, items, progress=lambda n: bar.advance(task, n), token_budgets=budgets or ()
+            )
         summary = summarize(records)
         meta = {"dataset": str(dataset), "corpus": str(corpus or "dataset paragraphs"), "passages": len(documents),
                 "questions": len(items), "namespace": memory.namespace, "decomposition": decomposition,
-                "llm": settings.llm or "none (offline)", "embedder": memory.embedder.name}  # fmt: skip
+                "llm": settings.llm or "none (offline)", "embedder": memory.embedder.name,
+                "budgets": list(budgets or [])}  # fmt: skip
     paths = write_report(out_dir, meta, summary, records)
-    console.print(markdown_table(summary), highlight=False, markup=False)
+    console.print("\n".join(budget_tables(summary)), highlight=False, markup=False)
     console.print(
         f"results: {paths['json']}, {paths['markdown']}, plots in {out_dir}", highlight=False, markup=False
     )

@@ -194,11 +194,15 @@ class Memory:
         strategy: str = "chain",
         decomposition: Decomposition | list[list[str]] | None = None,
         trace: bool = False,
+        budget: int | None = None,
         **options: Any,
     ) -> AskResult:
         """Answer from memory with a registered strategy (``chain`` by default; see
-        :func:`engramdb.retrieval.strategy.strategy_names`). ``options`` override the
-        strategy's recipe for this call; built strategies are reused across calls."""
+        :func:`engramdb.retrieval.strategy.strategy_names`). ``budget`` caps the evidence at that
+        many tokens (whole sentences; see :mod:`engramdb.retrieval.packing`). ``options`` override
+        the strategy's recipe for this call; built strategies are reused across calls."""
+        if budget is not None:
+            options["budget"] = budget
         from engramdb.platform.text_safety import require_unicode
 
         if isinstance(question, str):

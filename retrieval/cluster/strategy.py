@@ -43,6 +43,7 @@ from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_t
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
 from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
@@ -145,6 +146,11 @@ class ClusterStrategy(AskStrategy):
         timings["retrieve"] = time.perf_counter() - started
         passages, summaries = self._evidence_nodes(active, query)
         evidence = self._passage_evidence(passages) + self._summary_evidence(summaries)
+        if (
+            self.recipe.budget is not None
+        ):  # summaries, then their member passages, then passages by similarity
+            own = self._summary_evidence(summaries) + self._passage_evidence(passages)
+            evidence = fill_budget(self.context, self.recipe.budget, own, [question])
         t0 = time.perf_counter()
         answer = self._answer(question, query, evidence, passages, details)
         timings["answer"] = time.perf_counter() - t0
@@ -282,7 +288,9 @@ class ClusterStrategy(AskStrategy):
             if under:
                 self._score(list(under.values()), query)
                 chunks.update((n.id, n) for n in self._described(list(under.values())))
-        passages = sorted(chunks.values(), key=_rank)[: r.passages]
+        passages = sorted(chunks.values(), key=_rank)[
+            : r.passages if r.budget is None else max(r.passages, PASSAGE_POOL)
+        ]
         return passages, summaries[: r.summaries]
 
     def _passage_evidence(self, nodes: Sequence[Node]) -> list[Evidence]:

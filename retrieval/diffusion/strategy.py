@@ -110,7 +110,8 @@ from engramdb.retrieval.diffusion.walk import (
     top_indices,
     transition_matrix,
 )
-from engramdb.retrieval.evidence import evidence_tokens
+from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
 from engramdb.retrieval.results import NA, AskResult, Citation, Details, Evidence, QACandidate
@@ -542,7 +543,13 @@ class DiffusionStrategy(AskStrategy):
         rows, timings["evidence"] = read.result()
         timings["answer"] = time.perf_counter() - t0
         evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
-        cited = passage_citations(rows, evidence)
+        if (
+            self.recipe.budget is not None
+        ):  # passages by fused score, a gist only where it adds to its passage
+            evidence = fill_budget(ctx, self.recipe.budget, evidence, [question, *queries])
+            cited = citations(ctx.graph, evidence)
+        else:
+            cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
             notes.append("these passages have no gists yet: run the 'gists' memory stage")
         details = self._details(
@@ -619,7 +626,7 @@ class DiffusionStrategy(AskStrategy):
         )  # fmt: skip
 
     def _select(self, rankings: Sequence[Ranking], snapshot: WalkSnapshot) -> list[tuple[str, float]]:
-        k = self.recipe.top_k
+        k = self.recipe.top_k if self.recipe.budget is None else max(self.recipe.top_k, PASSAGE_POOL)
         if len(rankings) == 1:
             return rankings[0].best(snapshot.chunk_ids, k)
         return select_split([rk.best(snapshot.chunk_ids, 2 * k) for rk in rankings], k)

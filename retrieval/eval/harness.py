@@ -64,6 +64,11 @@ class EvalRunner:
         """Passages a passage baseline returns; None for strategies whose evidence size is their own."""
         return self.strategy.recipe.top_k if isinstance(self.strategy, PassageStrategy) else None
 
+    @property
+    def token_budget(self) -> int | None:
+        """The evidence-token budget the strategy runs at (None: its own amount)."""
+        return self.strategy.recipe.budget
+
     def _decomposition(self, item: EvalItem) -> Decomposition | None:
         if self.decomposition != "gold":
             return None  # the strategy's own decomposer (LLM if configured, else offline)
@@ -97,6 +102,7 @@ class Record:
     passage_ids: list[str]
     family: str = ""  # the strategy's registered name (rows of one family at several budgets form a curve)
     budget: int | None = None  # top-k of a passage baseline
+    token_budget: int | None = None  # the evidence-token budget of the run (None: the strategy's own amount)
 
 
 def with_budgets(runners: Sequence[EvalRunner], budgets: Sequence[int] = PASSAGE_BUDGETS) -> list[EvalRunner]:
@@ -121,6 +127,18 @@ def with_budgets(runners: Sequence[EvalRunner], budgets: Sequence[int] = PASSAGE
     return out
 
 
+def at_token_budgets(runners: Sequence[EvalRunner], budgets: Sequence[int]) -> list[EvalRunner]:
+    """Every runner at each evidence-token budget (``name@256``): the same strategy class with the
+    recipe's ``budget`` set, a real run each, so all strategies and baselines meet at equal tokens."""
+    out: list[EvalRunner] = []
+    for budget in sorted(set(budgets)):
+        for runner in runners:
+            strategy = runner.strategy
+            variant = type(strategy)(strategy.context, strategy.recipe.model_copy(update={"budget": budget}))
+            out.append(EvalRunner(variant, runner.decomposition, f"{runner.name}@{budget}"))
+    return out
+
+
 def score(runner: EvalRunner, item: EvalItem) -> Record:
     result, seconds = runner.run(item)
     answered = result.answer is not None
@@ -139,6 +157,7 @@ def score(runner: EvalRunner, item: EvalItem) -> Record:
         answer_in_evidence=item.answerable and answer_in_text(item.answers, texts),
         evidence_tokens=result.evidence_tokens, latency_ms=seconds * 1000, evidence=texts,
         passage_ids=passage_ids, family=runner.strategy.name, budget=runner.budget,
+        token_budget=runner.token_budget,
     )  # fmt: skip
 
 
@@ -147,9 +166,13 @@ def run_eval(
     items: Sequence[EvalItem],
     progress: Callable[[int], None] | None = None,
     budgets: Sequence[int] = PASSAGE_BUDGETS,
+    token_budgets: Sequence[int] = (),
 ) -> list[Record]:
-    """Every strategy on every item; passage baselines also at ``budgets`` (``()``: only as given)."""
-    runners = with_budgets(strategies, budgets)
+    """Every strategy on every item; passage baselines also at top-k ``budgets`` (``()``: only as
+    given), or, with ``token_budgets``, every strategy at each of those evidence-token budgets."""
+    runners = (
+        at_token_budgets(strategies, token_budgets) if token_budgets else with_budgets(strategies, budgets)
+    )
     records: list[Record] = []
     for item in items:
         for strategy in runners:
@@ -173,7 +196,8 @@ def summarize(records: Sequence[Record]) -> list[dict[str, object]]:
         unanswerable = [r for r in mine if not r.answerable]
         latencies = [r.latency_ms for r in mine]
         rows.append({
-            "strategy": name, "family": mine[0].family or name, "budget": mine[0].budget, "questions": len(mine),
+            "strategy": name, "family": mine[0].family or name, "budget": mine[0].budget,
+            "token_budget": mine[0].token_budget, "questions": len(mine),
             "em": _mean([r.em for r in answerable]), "f1": _mean([r.f1 for r in answerable]),
             "recall@2": _mean([r.recall_at_2 for r in answerable]),
             "recall@5": _mean([r.recall_at_5 for r in answerable]),

@@ -34,7 +34,7 @@ def write_report(
     paths = {"json": out_dir / "results.json", "markdown": out_dir / "summary.md"}
     paths["json"].write_text(json.dumps({"meta": meta, "summary": summary, "records": records_as_dicts(records)},
                                         indent=2, default=str))  # fmt: skip
-    lines = [f"# engramdb eval — {meta.get('dataset', '')}", "", _describe(meta), "", markdown_table(summary), "",
+    lines = [f"# engramdb eval — {meta.get('dataset', '')}", "", _describe(meta), "", *budget_tables(summary),
              "ans∈evid: share of answerable questions whose gold answer (or an alias) appears in the evidence "
              "given to the reader. tokens: mean evidence size (WordPiece tokens). name@k: a passage baseline "
              "at top-k (its plain name is its own top-k, 5 by default); compare strategies at equal tokens.", ""]  # fmt: skip
@@ -42,6 +42,24 @@ def write_report(
     lines += [f"![{name}]({path.name})" for name, path in paths.items() if path.suffix == ".png"]
     paths["markdown"].write_text("\n".join(lines) + "\n")
     return paths
+
+
+def budget_tables(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """One Markdown table per evidence-token budget (``## Budget 256 tokens``), or one table when
+    the run had no budgets; each followed by a blank line."""
+    budgets = list(dict.fromkeys(row.get("token_budget") for row in summary))
+    if budgets == [None]:
+        return [markdown_table(summary), ""]
+    out: list[str] = []
+    for budget in budgets:
+        rows = [row for row in summary if row.get("token_budget") == budget]
+        out += [
+            f"## Budget {budget} tokens" if budget is not None else "## No budget",
+            "",
+            markdown_table(rows),
+            "",
+        ]
+    return out
 
 
 def _describe(meta: dict[str, Any]) -> str:
@@ -75,9 +93,17 @@ def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Recor
         tokens = [r["evidence_tokens_mean"] for r in rows]
         quality = [100 * (r["answer_in_evidence"] or 0.0) for r in rows]
         if len(rows) > 1:  # a passage baseline at several budgets: a curve, each point marked with its k
-            ax.plot(tokens, quality, "-o", color=color, markersize=5, label=f"{family} (top-k)")
+            by_tokens = rows[0].get("token_budget") is not None
+            ax.plot(
+                tokens,
+                quality,
+                "-o",
+                color=color,
+                markersize=5,
+                label=family if by_tokens else f"{family} (top-k)",
+            )
             for row, x, y in zip(rows, tokens, quality, strict=True):
-                ax.annotate(f"{row['budget']}", (x, y), textcoords="offset points", xytext=(4, -11), fontsize=8,
+                ax.annotate(f"{row.get('token_budget') or row['budget']}", (x, y), textcoords="offset points", xytext=(4, -11), fontsize=8,
                             color=color)  # fmt: skip
         else:
             ax.scatter(tokens, quality, s=80, color=color, label=family, zorder=3)
@@ -87,7 +113,12 @@ def _plots(out_dir: Path, summary: list[dict[str, Any]], records: Sequence[Recor
             ax.plot(*zip(*f1, strict=True), "--x" if len(f1) > 1 else "x", color=color, markersize=7)
     ax.set_xlabel("evidence tokens per question (mean)")
     ax.set_ylabel("% of questions (●: answer in evidence, ×: F1)")
-    ax.set_title("Quality against evidence size (baselines at top-1, 2, 3, 5)")
+    budgeted = any(row.get("token_budget") for row in summary)
+    ax.set_title(
+        "Quality against evidence size (every strategy at each token budget)"
+        if budgeted
+        else "Quality against evidence size (baselines at top-1, 2, 3, 5)"
+    )
     ax.set_ylim(0, 100)
     ax.set_xlim(left=0)
     ax.grid(alpha=0.3)

@@ -90,6 +90,7 @@ from engramdb.retrieval.hypergraph.offline import (
     support_of,
 )
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, Retrieved, SubQuery
+from engramdb.retrieval.packing import fill_budget
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
@@ -392,16 +393,26 @@ class HypergraphStrategy(AskStrategy):
                 for p in points
                 for e in point_evidence_by_document(p, run.store.query_id, memory.names, best)
             ]
+            if r.budget is not None:
+                chunks = passage_evidence(self._answer_chunks(run, points)) if points else []
+                evidence = self._within_budget(run.question, evidence, chunks)
             answered_by = "offline"
         else:
             points = memory.ranked()  # the model curated its memory: all of it is read
             evidence = [point_evidence(p, run.store.query_id, memory.names) for p in points]
-            evidence += passage_evidence(self._answer_chunks(run, points))
+            chunks = passage_evidence(self._answer_chunks(run, points))
+            evidence = self._within_budget(run.question, evidence, chunks) + ([] if r.budget else chunks)
             assert self.answerer is not None
             answer = (
                 self.answerer.answer_texts(run.question, [e.text for e in evidence]).text if points else NA
             )
             answered_by = "llm"
+        if (
+            r.budget is not None
+        ):  # memory points, then the chunks of their entities, then passages by similarity
+            chunks = evidence if self.llm is not None else passage_evidence(self._answer_chunks(run, points))
+            own = [e for e in evidence if e.kind != "passage"]
+            evidence = fill_budget(self.context, r.budget, own, [run.question], passages=chunks)
         run.timed("answer", t0)
         run.details.points = [point_summary(p, memory.names) for p in points]
         if self.llm is not None:
@@ -419,6 +430,13 @@ class HypergraphStrategy(AskStrategy):
             evidence_tokens=evidence_tokens(evidence), timings=run.timings, strategy=self.name,
             answered_by=answered_by, details=run.details,
         )  # fmt: skip
+
+    def _within_budget(self, question: str, points: list[Evidence], chunks: list[Evidence]) -> list[Evidence]:
+        """With a budget: memory points, then the chunks of their entities, then passages by similarity,
+        packed; without one, the points as they are."""
+        if self.recipe.budget is None:
+            return points
+        return fill_budget(self.context, self.recipe.budget, points, [question], passages=chunks)
 
     def _answer_chunks(self, run: _Run, points: Sequence[Point]) -> list[dict[str, Any]]:
         """The chunks of the memory entities most similar to the question (LLM answer)."""

@@ -1,0 +1,105 @@
+"""The packer (retrieval/packing.py) as properties: within budget, no repeats, whole sentences, order kept."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engramdb.ingestion.documents import split_sentences
+from engramdb.platform.embedders import count_tokens
+from engramdb.retrieval.packing import ELISION, pack
+from engramdb.retrieval.results import Evidence
+
+SENTENCES = [
+    "Marie Curie was born in Warsaw in 1867.",
+    "She moved to Paris in 1891 to study physics.",
+    "Warsaw is the capital of Poland.",
+    "The Vistula river flows through Warsaw.",
+    "Pierre Curie was a French physicist.",
+    "The Nobel Prize in Physics 1903 went to the Curies and Henri Becquerel.",
+    "Poland joined the European Union in 2004.",
+    "The Sorbonne is a university in Paris.",
+    "Radium was discovered in 1898.",
+    "Krakow was the capital of Poland before Warsaw.",
+]
+
+
+def _passage(i: int, sentences: list[str], title: str = "") -> Evidence:
+    title = title or f"Doc {i}"
+    return Evidence("passage", f"c{i}", f"{title}\n{' '.join(sentences)}", 1.0 / (i + 1), f"d{i}", (f"c{i}",),
+                    {"title": title})  # fmt: skip
+
+
+def _pair(i: int, question: str, answer: str) -> Evidence:
+    return Evidence("qa_pair", f"q{i}", f"Q: {question} A: {answer}", 0.5, "d0", ("c0",), {})
+
+
+def _random_units(rng: random.Random) -> list[Evidence]:
+    units: list[Evidence] = []
+    for i in range(rng.randint(1, 8)):
+        if rng.random() < 0.4:
+            units.append(_pair(i, rng.choice(["Where was Marie Curie born?", "What is the capital of Poland?"]),
+                               rng.choice(["Warsaw", "Paris"])))  # fmt: skip
+        else:
+            units.append(_passage(i, rng.sample(SENTENCES, rng.randint(1, 6))))
+    return units
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_packed_evidence_keeps_every_promise(seed: int) -> None:
+    rng = random.Random(seed)
+    units = _random_units(rng)
+    budget = rng.choice([16, 24, 40, 64, 128, 256])
+    packed = pack(units, budget, focus=["Where was Marie Curie born?"])
+    # never over the budget
+    assert count_tokens([e.text for e in packed]) <= budget
+    # never the same text twice, nor a unit inside another
+    flat = [" ".join(e.text.lower().split()) for e in packed]
+    for i, a in enumerate(flat):
+        for j, b in enumerate(flat):
+            assert i == j or a not in b
+    # never half a sentence: every piece of a kept passage is a whole sentence of the original
+    originals = {u.id: u for u in units}
+    for e in packed:
+        source = originals[e.id]
+        if e.kind == "passage":
+            body = e.text.split("\n", 1)[1]
+            original_sentences = split_sentences(source.text.split("\n", 1)[1])
+            for piece in body.split(ELISION):
+                for sentence in split_sentences(piece):
+                    assert sentence in original_sentences
+        else:
+            assert e.text == source.text
+    # the ranking's order is kept
+    order = [u.id for u in units]
+    assert [order.index(e.id) for e in packed] == sorted(order.index(e.id) for e in packed)
+
+
+def test_a_passage_that_does_not_fit_keeps_its_best_sentences_and_title() -> None:
+    passage = _passage(0, SENTENCES[:6], title="Marie Curie")
+    (short,) = pack([passage], 30, focus=["Where was Marie Curie born?"])
+    assert short.text.startswith("Marie Curie\n") and "born in Warsaw in 1867" in short.text
+    assert short.metadata.get("shortened") is True and count_tokens([short.text]) <= 30
+
+
+def test_a_sentence_already_given_is_not_repeated_inside_a_passage() -> None:
+    sentence = Evidence("sentence", "q1#sentence", SENTENCES[0], 0.5, "d0", ("c0",), {})
+    passage = _passage(0, SENTENCES[:3])
+    packed = pack([sentence, passage], 500)
+    assert [e.kind for e in packed] == ["sentence", "passage"]
+    assert SENTENCES[0] not in packed[1].text and SENTENCES[1] in packed[1].text
+
+
+def test_a_restatement_adds_nothing_and_is_skipped() -> None:
+    passage = _passage(0, SENTENCES[:2])
+    gist = Evidence("gist", "g0", "Marie Curie was born in Warsaw in 1867; she moved to Paris in 1891.",
+                    0.9, "d0", ("c0",), {})  # fmt: skip
+    assert [e.kind for e in pack([passage, gist], 500)] == ["passage"]
+
+
+def test_with_nothing_of_its_own_a_strategy_packs_plain_passages() -> None:
+    passages = [_passage(i, SENTENCES[i : i + 3]) for i in range(5)]
+    packed = pack(passages, 80)
+    assert packed and all(e.kind == "passage" for e in packed)
+    assert packed[0].id == "c0" and count_tokens([e.text for e in packed]) <= 80
