@@ -186,7 +186,12 @@ def compare(comparison: Comparison, per_sequence: Sequence[Sequence[Chain]]) -> 
 
 
 class LLMAnswerer:
-    """A chat model reads the QA evidence above the floor and answers or says N/A.
+    """A chat model reads the evidence and answers or says N/A.
+
+    The floor decides only *whether* the model is asked: when no evidence item scores at
+    least ``evidence_floor`` the answer is N/A without a call. When it is asked, the model
+    reads every item, in the order given: a chain's weaker hop is as much a part of the
+    chain as its strongest, and hiding it leaves the reader a chain it cannot follow.
 
     Transient provider errors are retried; if the model still cannot be
     reached, ``fallback`` (an :class:`OfflineAnswerer`) answers and the
@@ -209,12 +214,11 @@ class LLMAnswerer:
         self.retry_policy = retry_policy
 
     def answer(self, question: str, chains: Sequence[Chain], evidence: Sequence[Evidence]) -> Answer:
-        kept = [e for e in evidence if e.score >= self.evidence_floor]
-        if not kept:
+        if not any(e.score >= self.evidence_floor for e in evidence):
             reason = f"no evidence scored {self.evidence_floor:.2f} or more ({len(evidence)} below)"
             return Answer(NA, source=NOT_ASKED_PREFIX + reason, supported=False)
         try:
-            return self._ask(question, [e.text for e in kept])
+            return self._ask(question, [e.text for e in evidence])
         except LLMError as exc:
             if self.fallback is None:
                 raise

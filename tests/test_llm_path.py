@@ -36,7 +36,7 @@ from engramdb.retrieval.decomposition import (
     OfflineDecomposer,
     normalize_placeholders,
 )
-from engramdb.retrieval.results import Chain, ChainStep, Evidence, QACandidate
+from engramdb.retrieval.results import Chain, ChainStep, Evidence, QACandidate, qa_evidence
 
 FAST = RetryPolicy(attempts=3, initial_wait=0.001, max_wait=0.002)  # backoff without waiting in tests
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "ingestion" / "sample_corpus.json"
@@ -552,20 +552,28 @@ def test_answer_prompt_asks_for_a_structured_answer() -> None:
 # --------------------------------------------------------------------------- 11: evidence floor
 
 
-def test_llm_reads_only_evidence_at_or_above_the_floor() -> None:
-    good_chain, good = _chain("Who founded Fox Film?", "William Fox", 0.81)
+def test_once_the_floor_is_met_the_reader_sees_every_item_in_order() -> None:
+    """The floor decides whether to ask; it never hides the weaker hop of a chain from the reader."""
+    director = QACandidate(qa_id="qa-dir", question="Who directed Jump for Glory?", answer_ids=("ent-rw",),
+                           answer_names=("Raoul Walsh",), answer_types=("PERSON",), question_entity_ids=(),
+                           doc_id="d1", chunk_id="d1#0")  # fmt: skip
+    spouse = QACandidate(qa_id="qa-sp", question="Who was Raoul Walsh's wife?", answer_ids=("ent-mw",),
+                         answer_names=("Miriam Cooper",), answer_types=("PERSON",), question_entity_ids=("ent-rw",),
+                         doc_id="d2", chunk_id="d2#0")  # fmt: skip
+    chain = Chain(steps=(ChainStep(director.question, director, "ent-rw", "Raoul Walsh", 0.21, hop=1),
+                         ChainStep(spouse.question, spouse, "ent-mw", "Miriam Cooper", 0.83, hop=2)), score=0.42)  # fmt: skip
+    evidence = [qa_evidence(director, 0.21), qa_evidence(spouse, 0.83)]
     _noise_chain, noise = _chain("Who wrote Maiden Japan?", "Steve Harris", 0.16)
-    model = RecordingChatModel(responses=[AIMessage(content='{"answer": "William Fox", "supported": true}')])
-    answer = LLMAnswerer(model).answer("Who founded Fox Film?", [good_chain], [*good, *noise])
-    assert answer.text == "William Fox" and answer.evidence_count == 1
-    prompt = model.calls[0][-1].content
-    assert "William Fox" in prompt and "Steve Harris" not in prompt
-
-    lenient = RecordingChatModel(
-        responses=[AIMessage(content='{"answer": "William Fox", "supported": true}')]
+    model = RecordingChatModel(
+        responses=[AIMessage(content='{"answer": "Miriam Cooper", "supported": true}')]
     )
-    LLMAnswerer(lenient, evidence_floor=0.1).answer("Who founded Fox Film?", [good_chain], [*good, *noise])
-    assert "Steve Harris" in lenient.calls[0][-1].content
+    answer = LLMAnswerer(model, evidence_floor=0.5).answer(
+        "Who is the spouse of the director of Jump for Glory?", [chain], [*evidence, *noise]
+    )
+    assert answer.text == "Miriam Cooper" and answer.evidence_count == 3
+    prompt = model.calls[0][-1].content
+    # the hop under the floor reaches the reader, and the chain reads in its order, noise last
+    assert prompt.index("Raoul Walsh") < prompt.index("Miriam Cooper") < prompt.index("Steve Harris")
 
 
 def test_no_evidence_above_the_floor_is_na_without_a_call() -> None:

@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from engramdb.ingestion.stages.base import make_stage, stage_names
+from engramdb.platform.embedders import count_tokens
 from engramdb.platform.errors import InputError
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
@@ -73,6 +74,38 @@ def test_strategy_answers_with_provenance_that_resolves(memories, name: str) -> 
     assert result.evidence_tokens > 0
     if result.answer not in (None, NA):
         assert "Warsaw" in " ".join(e.text for e in result.evidence)
+
+
+@pytest.mark.parametrize("budget", [16, 40, 128, 512])
+@pytest.mark.parametrize("name", strategy_names())
+def test_a_budget_is_never_exceeded_and_nothing_is_repeated(memories, name: str, budget: int) -> None:
+    memory, _ = memories
+    result = memory.ask("In which country was Marie Curie born?", strategy=name, budget=budget)
+    texts = [e.text for e in result.evidence]
+    assert result.evidence_tokens == count_tokens(texts) <= budget
+    flat = [" ".join(t.lower().split()) for t in texts]
+    assert all(a not in b for i, a in enumerate(flat) for j, b in enumerate(flat) if i != j)
+    if budget >= 40:
+        assert result.evidence, f"{name} filled no evidence into {budget} tokens"
+    stored = {r["chunk_id"] for r in memory.graph.read("traversals/citations", chunk_ids=sorted(
+        {c for e in result.evidence for c in e.chunk_ids}))}  # fmt: skip
+    assert {c for e in result.evidence for c in e.chunk_ids} <= stored
+
+
+@pytest.mark.parametrize("budget", [None, 128])
+def test_every_pair_of_the_best_chain_is_evidence_in_chain_order(memories, budget: int | None) -> None:
+    memory, _ = memories
+    result = memory.ask("Which river does the city where Marie Curie was born lie on?", strategy="chain",
+                        decomposition=[["Where was Marie Curie born?", "Which river does <ENTITY_Q1> lie on?"]],
+                        budget=budget)  # fmt: skip
+    best = result.details.chains[0]
+    ids = [e.id for e in result.evidence]
+    positions = [ids.index(step.qa.qa_id) for step in best.steps]
+    assert positions == sorted(positions) and positions[0] == 0
+    if budget is not None:  # each pair is followed by the sentence it was drawn from
+        for step in best.steps:
+            following = result.evidence[ids.index(step.qa.qa_id) + 1]
+            assert following.kind == "sentence" and following.metadata["qa_id"] == step.qa.qa_id
 
 
 @pytest.mark.parametrize("name", strategy_names())

@@ -132,7 +132,7 @@ class ChainStrategy(AskStrategy):
             evidence = self._packed(question, decomp, outcome.chains, related, self.recipe.budget)
             timings["pack"] = time.perf_counter() - t0
         else:
-            evidence = chain_evidence(chains, related)
+            evidence = chain_evidence(outcome.chains, related)
             if self.recipe.source_sentences:
                 evidence = ground_qa_evidence(self.context.graph, evidence)
                 timings["ground"] = time.perf_counter() - t0
@@ -181,8 +181,7 @@ class ChainStrategy(AskStrategy):
         hop (every pair followed by its source sentence), then the other chains, then the passages
         the chains went through, then passages found for the question and its sub-questions, and
         last the pairs that belong to no chain."""
-        ordered = [seq[0] for seq in per_sequence if seq]
-        ordered += sorted((c for seq in per_sequence for c in seq[1:]), key=lambda c: -c.score)
+        ordered = reading_order(per_sequence)
         steps = [step for chain in ordered for step in chain.steps]
         chunk_ids = list(dict.fromkeys(s.qa.chunk_id for s in steps if s.qa.chunk_id))
         rows = {r["chunk_id"]: r for r in self.context.graph.read("traversals/chunks_by_id", ids=chunk_ids)}
@@ -291,16 +290,25 @@ def na_note(
     return head + f"the best chain's weakest hop scored {weakest:.2f}, below {bar}{where}" + tail
 
 
-def chain_evidence(chains: Sequence[Chain], related: Sequence[ScoredQA] = ()) -> list[Evidence]:
-    """Deduplicated QA pairs of the surviving chains and the related last-hop pairs (the same
-    question about other entities, scored as such), best score first."""
-    best: dict[str, tuple[float, Evidence]] = {}
-    for item in related:
-        if item.qa.qa_id not in best:
-            best[item.qa.qa_id] = (item.score, qa_evidence(item.qa, item.score))
-    for chain in chains:
+def reading_order(per_sequence: Sequence[Sequence[Chain]]) -> list[Chain]:
+    """Chains in the order a reader follows them: each sequence's best chain, then the others by score."""
+    ordered = [seq[0] for seq in per_sequence if seq]
+    return ordered + sorted((c for seq in per_sequence for c in seq[1:]), key=lambda c: -c.score)
+
+
+def chain_evidence(per_sequence: Sequence[Sequence[Chain]], related: Sequence[ScoredQA] = ()) -> list[Evidence]:
+    """The QA pairs of the surviving chains in reading order (each sequence's best chain hop by
+    hop, then the other chains), each pair once, then the related last-hop pairs (the same
+    question about other entities), which belong to no chain and so come last."""
+    seen: set[str] = set()
+    out: list[Evidence] = []
+    for chain in reading_order(per_sequence):
         for step in chain.steps:
-            qa = step.qa
-            if qa.qa_id not in best or best[qa.qa_id][0] < step.score:
-                best[qa.qa_id] = (step.score, qa_evidence(qa, step.score))
-    return sorted((e for _, e in best.values()), key=lambda e: (-e.score, e.id))
+            if step.qa.qa_id not in seen:
+                seen.add(step.qa.qa_id)
+                out.append(qa_evidence(step.qa, step.score))
+    for item in sorted(related, key=lambda s: -s.score):
+        if item.qa.qa_id not in seen:
+            seen.add(item.qa.qa_id)
+            out.append(qa_evidence(item.qa, item.score))
+    return out
