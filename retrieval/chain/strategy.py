@@ -296,7 +296,9 @@ def reading_order(per_sequence: Sequence[Sequence[Chain]]) -> list[Chain]:
     return ordered + sorted((c for seq in per_sequence for c in seq[1:]), key=lambda c: -c.score)
 
 
-def chain_evidence(per_sequence: Sequence[Sequence[Chain]], related: Sequence[ScoredQA] = ()) -> list[Evidence]:
+def chain_evidence(
+    per_sequence: Sequence[Sequence[Chain]], related: Sequence[ScoredQA] = ()
+) -> list[Evidence]:
     """The QA pairs of the surviving chains in reading order (each sequence's best chain hop by
     hop, then the other chains), each pair once, then the related last-hop pairs (the same
     question about other entities), which belong to no chain and so come last."""
