@@ -1,9 +1,10 @@
 """Strategies ``bm25`` and ``dense``: plain passage retrieval, the baselines every method is measured against.
 
-They return passages (chunks) as evidence with citations. Offline they have
-no reader, so their answer is ``None`` (retrieval only); with a chat model
+They return passages (chunks) as evidence with citations. With a chat model
 configured, the same answer model as every other strategy reads the passages
-and answers or says ``N/A``.
+and answers or says ``N/A``; offline, the answer is the best QA pair the
+passages' chunks hold, or ``N/A`` below this memory's bar
+(:mod:`engramdb.retrieval.evidence_answer`), as for every other strategy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from engramdb.platform.storage import CHUNK_COLLECTION
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
+from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.hop_retrieval import lucene_query
 from engramdb.retrieval.packing import PASSAGE_POOL, pack
 from engramdb.retrieval.results import AskResult, PassageDetails
@@ -40,6 +42,7 @@ class PassageStrategy(AskStrategy):
     def __init__(self, context: AskContext, recipe: Recipe | None = None) -> None:
         super().__init__(context, recipe)
         self.answerer = LLMAnswerer(context.chat_model) if context.chat_model is not None else None
+        self.evidence_answerer = EvidenceAnswerer(context)
 
     @abstractmethod
     def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
@@ -62,13 +65,13 @@ class PassageStrategy(AskStrategy):
         evidence = passage_evidence(rows)
         if budget is not None:  # top passages until the budget is full, the last one cut to whole sentences
             evidence = pack(evidence, budget, focus=[question])
-        answer: str | None = None
-        answered_by = "none (retrieval only)"
+        t0 = time.perf_counter()
         if self.answerer is not None:
-            t0 = time.perf_counter()
             reply = self.answerer.answer_texts(question, [e.text for e in evidence])
             answer, answered_by = reply.text, reply.source
-            timings["answer"] = time.perf_counter() - t0
+        else:
+            answer, answered_by = self.evidence_answerer.answer(question, evidence).text, "offline"
+        timings["answer"] = time.perf_counter() - t0
         cited = citations(self.context.graph, evidence)
         timings["total"] = time.perf_counter() - started
         return AskResult(

@@ -43,9 +43,10 @@ from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_t
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
 from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
-from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
+from engramdb.retrieval.results import AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
 #: Chunks read under each active cluster when the activated chunks are fewer than the evidence needs.
@@ -127,7 +128,10 @@ class ClusterStrategy(AskStrategy):
         for collection in (CHUNK_COLLECTION, CLUSTER_COLLECTION, QA_COLLECTION):
             context.vectors.ensure_collection(collection, context.embedder.dim)
         self.answerer = LLMAnswerer(context.chat_model) if context.chat_model is not None else None
-        self._na_threshold: float | None = None
+        r = self.recipe
+        self.evidence_answerer = EvidenceAnswerer(
+            context, passages=r.passages, na_sample=r.na_sample, na_quantile=r.na_quantile
+        )
 
     # ------------------------------------------------------------------ ask
     def ask(
@@ -330,65 +334,12 @@ class ClusterStrategy(AskStrategy):
     ) -> str:  # fmt: skip
         if self.answerer is not None:
             return self.answerer.answer_texts(question, [e.text for e in evidence]).text
-        best = self._best_qa(question, [n.id for n in passages], query)
-        details.na_threshold = self.na_threshold()
-        if best is None:
-            return NA
-        qa, score = best
-        details.best_qa, details.best_qa_score = qa.text, round(score, 4)
-        return ", ".join(qa.answer_names) if score >= details.na_threshold and qa.answer_names else NA
-
-    def _best_qa(
-        self, question: str, chunk_ids: Sequence[str], query: np.ndarray | None = None
-    ) -> tuple[QACandidate, float] | None:
-        """The reranker's best QA pair extracted from these chunks, with its score."""
-        if not chunk_ids:
-            return None
-        rows = self.context.graph.read("clusters/qa_pairs_of_chunks", chunk_ids=list(chunk_ids))
-        if not rows:
-            return None
-        query = self.context.embedder.embed_query(question) if query is None else query
-        vectors = self.context.vectors.get_vectors(
-            QA_COLLECTION, self.context.namespace, [r["qa_id"] for r in rows]
-        )
-        candidates = [
-            QACandidate(
-                qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
-                answer_names=tuple(r["answer_names"]), answer_types=tuple(t or "" for t in r["answer_types"]),
-                question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"], chunk_id=r["chunk_id"],
-                verb_phrase=r["verb_phrase"] or "", via=("cluster",),
-                dense_score=float(np.dot(vectors[r["qa_id"]], query)) if r["qa_id"] in vectors else None,
-            )
-            for r in rows
-        ]  # fmt: skip
-        scored = self.context.reranker.score(question, candidates)
-        return (scored[0].qa, float(scored[0].score)) if scored else None
-
-    def na_threshold(self) -> float:
-        """The offline N/A bar from this memory: how well questions whose document is withheld still match.
-
-        For QA pairs spread over the memory, the pair's own question is asked
-        against the top dense passages *of other documents*; the best QA score
-        found there is what a wrong answer can reach. The bar is the
-        ``na_quantile`` quantile of those scores (1.0, i.e. always N/A, for an
-        empty memory).
-        """
-        if self._na_threshold is not None:
-            return self._na_threshold
-        ctx, r = self.context, self.recipe
-        sample = ctx.graph.read("clusters/qa_sample", limit=r.na_sample)
-        vectors = ctx.vectors.get_vectors(QA_COLLECTION, ctx.namespace, [s["id"] for s in sample])
-        scores = []
-        for item in sample:
-            vector = vectors.get(item["id"])
-            if vector is None:
-                continue
-            hits = ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, vector, r.passages + 10)
-            others = [h.key for h in hits if h.payload.get("doc_id") != item["doc_id"]][: r.passages]
-            best = self._best_qa(item["question"], others, vector)
-            scores.append(best[1] if best else 0.0)
-        self._na_threshold = float(np.quantile(scores, r.na_quantile)) if scores else 1.0
-        return self._na_threshold
+        own = evidence if self.recipe.budget is not None else self._passage_evidence(passages)
+        found = self.evidence_answerer.answer(question, own, query)
+        details.na_threshold = found.threshold
+        if found.qa is not None and found.score is not None:
+            details.best_qa, details.best_qa_score = found.qa.text, round(found.score, 4)
+        return found.text
 
 
 def _rank(node: Node) -> tuple[float, int, str]:

@@ -1,5 +1,5 @@
 // $limit QA pairs spread evenly over the namespace (ordered by id): the
-// pseudo-questions from which the cluster strategy derives its offline N/A threshold.
+// pseudo-questions from which the offline N/A bar of an evidence answer is derived.
 MATCH ()-[q:QA {namespace: $namespace}]->()
 WITH DISTINCT q.id AS id, q.question AS question, q.doc_id AS doc_id
 ORDER BY id

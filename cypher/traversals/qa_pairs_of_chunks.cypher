@@ -1,5 +1,5 @@
-// The QA pairs extracted from some chunks, with their answers (the offline
-// answer of the cluster strategy is the best of them). $chunk_ids: [chunk id]
+// The QA pairs extracted from some chunks, with their answers (an offline answer from a strategy's
+// evidence is the best of them: retrieval/evidence_answer.py). $chunk_ids: [chunk id]
 UNWIND $chunk_ids AS chunk_id
 MATCH (c:Chunk {namespace: $namespace, id: chunk_id})-[:HAS_VERB_PHRASE]->(v:VerbPhrase)-[q:QA {namespace: $namespace}]->(a:Entity)
 WITH v, q.id AS qa_id, q.question AS question, q.doc_id AS doc_id, q.chunk_id AS chunk_id,
