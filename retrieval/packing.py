@@ -145,6 +145,25 @@ def _flat(text: str) -> str:
 
 #: Passages fetched by dense search to end every strategy's ranking (more than any budget holds).
 PASSAGE_POOL = 12
+#: Compact units a strategy's structure yields; they lead the ranking. Passage-like units (passages,
+#: gists, cluster summaries) are merged with the dense passages by reciprocal rank fusion instead.
+COMPACT_KINDS = frozenset({"qa_pair", "sentence", "fact", "memory_point"})
+#: The reciprocal-rank-fusion constant of Cormack et al. (2009), used as published (not tuned here).
+RRF_K = 60
+
+
+def fuse(*rankings: Sequence[Evidence]) -> list[Evidence]:
+    """Rankings merged by reciprocal rank fusion: a unit ranked high by several comes first; equal
+    scores keep the first ranking's order. Units are the same when their ids are; the first
+    ranking's copy is kept."""
+    score: dict[str, float] = {}
+    first: dict[str, Evidence] = {}
+    for ranking in rankings:
+        for rank, unit in enumerate(ranking, start=1):
+            score[unit.id] = score.get(unit.id, 0.0) + 1.0 / (RRF_K + rank)
+            first.setdefault(unit.id, unit)
+    order = {uid: i for i, uid in enumerate(first)}
+    return [first[uid] for uid in sorted(first, key=lambda u: (-score[u], order[u]))]
 
 
 def fill_budget(
@@ -155,7 +174,13 @@ def fill_budget(
     focus: Iterable[str] = (),
     passages: Sequence[Evidence] = (),
 ) -> list[Evidence]:
-    """A strategy's own ranked units, then ``passages`` it reached, then passages found by dense
-    search for ``queries`` (the question, its sub-questions), packed into ``budget`` tokens."""
+    """A strategy's ranking packed into ``budget`` tokens: its compact units (QA pairs, sentences,
+    facts, memory points) first, in its order; then its passage-like units and the ``passages``
+    it reached, fused (reciprocal rank) with passages found by dense search for ``queries`` (the
+    question, its sub-questions). So a strategy's own passage ranking is never followed blindly
+    where plain similarity disagrees, and it cannot fall far below the passage baseline."""
     found = dense_passages(context.graph, context.vectors, context.embedder, queries, PASSAGE_POOL)
-    return pack([*own, *passages, *found], budget, focus=[*queries, *focus])
+    compact = [u for u in own if u.kind in COMPACT_KINDS]
+    wide = [u for u in own if u.kind not in COMPACT_KINDS]
+    # ties go to plain similarity: where the structure adds no agreement, the surest passage leads
+    return pack([*compact, *fuse(found, [*wide, *passages])], budget, focus=[*queries, *focus])
