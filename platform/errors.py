@@ -29,8 +29,11 @@ class Neo4jServerError(EngramError):
     """The local Neo4j server could not be installed, started or stopped."""
 
 
-class InputError(EngramError):
-    """Bad user input (a file, a document, a question)."""
+class InputError(EngramError, ValueError):
+    """Bad user input (a file, a document, a question, a budget).
+
+    Also a ``ValueError``, so code written for other libraries (a LangChain app catching
+    ``ValueError`` around a retriever) handles it without knowing engramdb's errors."""
 
 
 class LLMError(EngramError):

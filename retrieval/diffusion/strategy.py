@@ -111,6 +111,7 @@ from engramdb.retrieval.diffusion.walk import (
     transition_matrix,
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
+from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
@@ -498,6 +499,7 @@ class DiffusionStrategy(AskStrategy):
         )  # type: ignore[arg-type]
         self.offline_decomposer = OfflineDecomposer()
         self.answerer = LLMAnswerer(model) if model is not None else None
+        self.evidence_answerer = EvidenceAnswerer(context)
         self.snapshots = snapshot_cache(context.graph, context.vectors)
         for collection in (FACT_COLLECTION, GIST_COLLECTION, CHUNK_COLLECTION, QA_COLLECTION):
             context.vectors.ensure_collection(collection, context.embedder.dim)
@@ -543,11 +545,13 @@ class DiffusionStrategy(AskStrategy):
         rows, timings["evidence"] = read.result()
         timings["answer"] = time.perf_counter() - t0
         evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
-        if (
-            self.recipe.budget is not None
-        ):  # passages by fused score, a gist only where it adds to its passage
+        if self.recipe.budget is not None:
+            # passages by fused score, a gist only where it adds to its passage; offline, the answer
+            # rests on what the reader is given, as for every strategy with a budget
             evidence = fill_budget(ctx, self.recipe.budget, evidence, [question, *queries])
             cited = citations(ctx.graph, evidence)
+            if offline is not None:
+                offline = (self.evidence_answerer.answer(question, evidence).text, offline[1])
         else:
             cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
