@@ -59,16 +59,22 @@ def evidence_tokens(evidence: Sequence[Evidence]) -> int:
 def dense_passages(
     graph: Graph, vectors: VectorStore, embedder: Embedder, queries: Sequence[str], limit: int
 ) -> list[Evidence]:
-    """Passages by vector similarity to any of ``queries`` (a question and its sub-questions), best
-    first, each scored by its best query: the passage tier every strategy's ranking ends with."""
+    """Passages by vector similarity: the first query's (the question's) ranking, then passages
+    only the other queries (its sub-questions) found, by score; the passage tier every strategy's
+    ranking ends with. The question's own top passage leads, as in the plain baseline."""
     queries = [q for q in dict.fromkeys(queries) if q and q.strip()]
     if not queries or limit < 1:
         return []
-    best: dict[str, float] = {}
-    for query in queries:
+    first = [(h.key, h.score) for h in vectors.search(CHUNK_COLLECTION, graph.namespace,
+                                                       embedder.embed_query(queries[0]), limit)]  # fmt: skip
+    others: dict[str, float] = {}
+    for query in queries[1:]:
         for hit in vectors.search(CHUNK_COLLECTION, graph.namespace, embedder.embed_query(query), limit):
-            best[hit.key] = max(best.get(hit.key, -1.0), hit.score)
-    ranked = sorted(best, key=lambda k: (-best[k], k))[:limit]
-    rows = {r["chunk_id"]: r for r in graph.read("traversals/chunks_by_id", ids=ranked)}
-    found = [rows[k] for k in ranked if k in rows]
-    return passage_evidence(found, [best[r["chunk_id"]] for r in found])
+            others[hit.key] = max(others.get(hit.key, -1.0), hit.score)
+    scores = dict(first)
+    extra = sorted((k for k in others if k not in scores), key=lambda k: (-others[k], k))
+    scores.update({k: others[k] for k in extra})
+    ranked = [k for k, _ in first] + extra
+    rows = {r["chunk_id"]: r for r in graph.read("traversals/chunks_by_id", ids=ranked[: 2 * limit])}
+    found = [rows[k] for k in ranked if k in rows][: 2 * limit]
+    return passage_evidence(found, [scores[r["chunk_id"]] for r in found])

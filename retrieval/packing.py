@@ -146,24 +146,20 @@ def _flat(text: str) -> str:
 #: Passages fetched by dense search to end every strategy's ranking (more than any budget holds).
 PASSAGE_POOL = 12
 #: Compact units a strategy's structure yields; they lead the ranking. Passage-like units (passages,
-#: gists, cluster summaries) are merged with the dense passages by reciprocal rank fusion instead.
+#: gists, cluster summaries) are interleaved with the dense passages instead.
 COMPACT_KINDS = frozenset({"qa_pair", "sentence", "fact", "memory_point"})
-#: The reciprocal-rank-fusion constant of Cormack et al. (2009), used as published (not tuned here).
-RRF_K = 60
 
 
-def fuse(*rankings: Sequence[Evidence]) -> list[Evidence]:
-    """Rankings merged by reciprocal rank fusion: a unit ranked high by several comes first; equal
-    scores keep the first ranking's order. Units are the same when their ids are; the first
-    ranking's copy is kept."""
-    score: dict[str, float] = {}
-    first: dict[str, Evidence] = {}
-    for ranking in rankings:
-        for rank, unit in enumerate(ranking, start=1):
-            score[unit.id] = score.get(unit.id, 0.0) + 1.0 / (RRF_K + rank)
-            first.setdefault(unit.id, unit)
-    order = {uid: i for i, uid in enumerate(first)}
-    return [first[uid] for uid in sorted(first, key=lambda u: (-score[u], order[u]))]
+def interleave(*rankings: Sequence[Evidence]) -> list[Evidence]:
+    """Rankings taken in turn, one unit each (the first ranking leads), each unit once by id."""
+    out: list[Evidence] = []
+    seen: set[str] = set()
+    for i in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if i < len(ranking) and ranking[i].id not in seen:
+                seen.add(ranking[i].id)
+                out.append(ranking[i])
+    return out
 
 
 def fill_budget(
@@ -175,12 +171,12 @@ def fill_budget(
     passages: Sequence[Evidence] = (),
 ) -> list[Evidence]:
     """A strategy's ranking packed into ``budget`` tokens: its compact units (QA pairs, sentences,
-    facts, memory points) first, in its order; then its passage-like units and the ``passages``
-    it reached, fused (reciprocal rank) with passages found by dense search for ``queries`` (the
-    question, its sub-questions). So a strategy's own passage ranking is never followed blindly
-    where plain similarity disagrees, and it cannot fall far below the passage baseline."""
+    facts, memory points) first, in its order; then passages taken in turn from plain similarity
+    (passages found by dense search for ``queries``, the question and its sub-questions) and from
+    the strategy (its passage-like units and the ``passages`` it reached), similarity first. So
+    the surest passage by similarity is always there when a passage fits, and each one after it
+    is matched by one the strategy's structure found."""
     found = dense_passages(context.graph, context.vectors, context.embedder, queries, PASSAGE_POOL)
     compact = [u for u in own if u.kind in COMPACT_KINDS]
     wide = [u for u in own if u.kind not in COMPACT_KINDS]
-    # ties go to plain similarity: where the structure adds no agreement, the surest passage leads
-    return pack([*compact, *fuse(found, [*wide, *passages])], budget, focus=[*queries, *focus])
+    return pack([*compact, *interleave(found, [*wide, *passages])], budget, focus=[*queries, *focus])
