@@ -4,6 +4,7 @@ passages a set uses, and writing ``questions.json`` + ``corpus.json``."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import re
@@ -38,6 +39,15 @@ _SPAN = re.compile(rf"(?P<born>{DATE})\s*[–-]\s*(?P<died>{DATE})")
 _NATIONALITY = re.compile(
     r"\b(?:is|was) (?:an?|the) (?:(?:former|retired|late|noted|famous|prominent)\s+)?(?P<nat>[A-Z][a-z]+)\b"
 )
+
+
+def arguments(doc: str, name: str, seed: int) -> argparse.Namespace:
+    """The options every held-out set takes: output folder (``results/<name>``), distractors, seed."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=RESULTS / name)
+    parser.add_argument("--distractors", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=seed)
+    return parser.parse_args()
 
 
 def load_corpus() -> list[dict]:

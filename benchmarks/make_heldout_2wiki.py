@@ -20,11 +20,9 @@ Deterministic for a given seed; the shapes are fixed here, not fitted to any res
 
 from __future__ import annotations
 
-import argparse
 import random
-from pathlib import Path
 
-from heldout_support import RESULTS, Support, film_pool, load_corpus, write_set, year_of
+from heldout_support import Support, arguments, film_pool, load_corpus, write_set, year_of
 
 from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym
 
@@ -33,13 +31,7 @@ INVENTED_FILMS = ["The Quiet Orchard of Velmora", "Tessarine Nights", "A Winter 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--out", type=Path, default=RESULTS / "heldout-2wiki")
-    parser.add_argument("--distractors", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=13)
-    args = parser.parse_args()
+    args = arguments(__doc__, "heldout-2wiki", seed=13)
     rng = random.Random(args.seed)
     corpus = load_corpus()
     films, directors = film_pool(corpus)

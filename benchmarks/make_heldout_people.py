@@ -27,15 +27,13 @@ the shapes are fixed here, not fitted to any result.
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 from heldout_support import (
-    RESULTS,
     Support,
+    arguments,
     film_pool,
     life_dates,
     load_corpus,
@@ -178,13 +176,7 @@ class People:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--out", type=Path, default=RESULTS / "heldout-people")
-    parser.add_argument("--distractors", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=29)
-    args = parser.parse_args()
+    args = arguments(__doc__, "heldout-people", seed=29)
     rng = random.Random(args.seed)
     corpus = load_corpus()
     films, directors = film_pool(corpus)
