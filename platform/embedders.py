@@ -43,6 +43,7 @@ __all__ = [
     "Embedder",
     "OfflineEmbedder",
     "VoyageEmbedder",
+    "embed_queries",
     "make_embedder",
     "normalize_rows",
 ]
@@ -67,6 +68,13 @@ class Embedder(Protocol):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """Query vectors for several texts: in one batch when the embedder can (engramdb's own can),
+    else one :meth:`Embedder.embed_query` each (an embedder brought by the user)."""
+    batched = getattr(embedder, "embed_queries", None)
+    return list(batched(texts)) if callable(batched) else [embedder.embed_query(t) for t in texts]
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -109,6 +117,24 @@ class _QueryCache:
             while len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
         return value
+
+    def get_or_compute_many(
+        self, keys: Sequence[str], compute: Callable[[list[str]], np.ndarray]
+    ) -> list[np.ndarray]:
+        """Each key's vector; the ones not cached are computed together in one call."""
+        with self._lock:
+            found = {k: self._items[k].copy() for k in keys if k in self._items}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            for key, value in zip(missing, compute(missing), strict=True):
+                found[key] = value
+                if self.maxsize > 0:
+                    with self._lock:
+                        self._items[key] = value.copy()
+                        self._items.move_to_end(key)
+                        while len(self._items) > self.maxsize:
+                            self._items.popitem(last=False)
+        return [found[k] for k in keys]
 
     def clear(self) -> None:
         with self._lock:
@@ -304,6 +330,11 @@ class OfflineEmbedder:
             raise InputError(f"a query must be a str, not a {type(text).__name__}")
         return self._cache.get_or_compute(text, lambda: self.embed_documents([text])[0])
 
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several queries in one model run (the uncached ones), each as :meth:`embed_query` gives it."""
+        texts = _check_texts(texts)
+        return self._cache.get_or_compute_many(texts, lambda missing: list(self.embed_documents(missing)))
+
     def __repr__(self) -> str:
         return f"OfflineEmbedder(batch_size={self.batch_size}, threads={self.threads})"
 
@@ -443,6 +474,11 @@ class VoyageEmbedder:
             raise InputError(f"a query must be a str, not a {type(text).__name__}")
         return self._cache.get_or_compute(text, lambda: self._embed([text], "query")[0])
 
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several queries in one API call (the uncached ones), each as :meth:`embed_query` gives it."""
+        texts = _check_texts(texts)
+        return self._cache.get_or_compute_many(texts, lambda missing: list(self._embed(missing, "query")))
+
     def __repr__(self) -> str:
         return f"VoyageEmbedder(model={self.model!r})"
 
@@ -484,6 +520,14 @@ def _counting_tokenizer() -> Any:
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer
+
+
+def token_counts(texts: Sequence[str]) -> list[int]:
+    """Each text's WordPiece tokens, as :func:`count_tokens` counts them, in one tokenizer call."""
+    if not texts:
+        return []
+    encoded = _counting_tokenizer().encode_batch([t or "" for t in texts], add_special_tokens=False)
+    return [len(e.ids) if t else 0 for t, e in zip(texts, encoded, strict=True)]
 
 
 def count_tokens(texts: Sequence[str]) -> int:

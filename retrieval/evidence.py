@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engramdb.platform.embedders import Embedder, count_tokens
+from engramdb.platform.embedders import Embedder, count_tokens, embed_queries
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, passage_text
 from engramdb.platform.vectors import VectorStore
@@ -65,11 +65,13 @@ def dense_passages(
     queries = [q for q in dict.fromkeys(queries) if q and q.strip()]
     if not queries or limit < 1:
         return []
-    first = [(h.key, h.score) for h in vectors.search(CHUNK_COLLECTION, graph.namespace,
-                                                       embedder.embed_query(queries[0]), limit)]  # fmt: skip
+    query_vectors = embed_queries(embedder, queries)  # one model run for the sub-questions
+    first = [
+        (h.key, h.score) for h in vectors.search(CHUNK_COLLECTION, graph.namespace, query_vectors[0], limit)
+    ]
     others: dict[str, float] = {}
-    for query in queries[1:]:
-        for hit in vectors.search(CHUNK_COLLECTION, graph.namespace, embedder.embed_query(query), limit):
+    for vector in query_vectors[1:]:
+        for hit in vectors.search(CHUNK_COLLECTION, graph.namespace, vector, limit):
             others[hit.key] = max(others.get(hit.key, -1.0), hit.score)
     scores = dict(first)
     extra = sorted((k for k in others if k not in scores), key=lambda k: (-others[k], k))

@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engramdb.ingestion.documents import split_sentences
-from engramdb.platform.embedders import count_tokens
+from engramdb.platform.embedders import count_tokens, token_counts
 from engramdb.retrieval.evidence import dense_passages
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import Evidence
@@ -62,11 +62,12 @@ def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> l
     far): it decides which sentences of a passage are kept when it has to be shortened.
     """
     wanted = set().union(*(content_words(f) for f in focus)) if focus else set()
+    sizes = token_counts([u.text for u in units])  # one tokenizer call for the whole ranking
     chosen: list[Evidence] = []
     seen_text: list[str] = []
     seen_words: set[str] = set()
     room = budget
-    for unit in units:
+    for unit, size in zip(units, sizes, strict=True):
         if room < MIN_ROOM:
             break
         flat = _flat(unit.text)
@@ -75,7 +76,6 @@ def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> l
         words = content_words(unit.text)
         if words and len(words & seen_words) >= REDUNDANT_SHARE * len(words):
             continue
-        size = tokens(unit.text)
         candidate = unit
         if size > room or _repeats_a_sentence(unit, seen_text):
             if unit.kind not in SHORTENABLE:
@@ -101,7 +101,7 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
         return None
     head = f"{title}\n" if title else ""
     room -= tokens(head) if head else 0
-    costs = [tokens(s) + 1 for s in sentences]  # a joining space or elision mark
+    costs = [n + 1 for n in token_counts(sentences)]  # a joining space or elision mark
 
     def value(i: int) -> tuple[int, int]:
         return (len(wanted & content_words(sentences[i])), -i)
@@ -144,7 +144,7 @@ def _flat(text: str) -> str:
 
 
 #: Passages fetched by dense search to end every strategy's ranking (more than any budget holds).
-PASSAGE_POOL = 12
+PASSAGE_POOL = 8
 #: Compact units a strategy's structure yields; they lead the ranking. Passage-like units (passages,
 #: gists, cluster summaries) are interleaved with the dense passages instead.
 COMPACT_KINDS = frozenset({"qa_pair", "sentence", "fact", "memory_point"})

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym, place_kind
-from engramdb.platform.embedders import Embedder
+from engramdb.platform.embedders import Embedder, embed_queries
 from engramdb.retrieval.answer_types import UNKNOWN, ExpectedType, can_feed_next_hop, expected_type, fit
 from engramdb.retrieval.decomposition import PLACEHOLDER
 from engramdb.retrieval.hop_retrieval import HopRequest, HopRetriever
@@ -169,7 +169,8 @@ class ChainSearch:
     ) -> list[list[ScoredQA]]:
         """Retrieve and rerank the candidates of every beam's instantiated sub-question."""
         started = time.perf_counter()
-        vectors = self.embedder.embed_documents([q for q, _, _ in instantiated])
+        # as queries, through the embedder's query cache: the packer asks for the same sub-questions again
+        vectors = embed_queries(self.embedder, [q for q, _, _ in instantiated])
         timings["embed"] += time.perf_counter() - started
         started = time.perf_counter()
         requests = [

@@ -194,7 +194,12 @@ class ChainStrategy(AskStrategy):
                 if sentence:
                     units.append(sentence_evidence(sentence, step.qa, step.score))
         passages = passage_evidence([rows[c] for c in chunk_ids if c in rows])
-        queries = [question, *(s.sub_question for s in steps), *(q for seq in decomp.sequences for q in seq)]
+        best_steps = [step for chain in per_sequence if chain for step in chain[0].steps]
+        queries = [
+            question,
+            *(s.sub_question for s in best_steps),
+            *(q for seq in decomp.sequences for q in seq),
+        ]
         queries = [q for q in queries if "<ENTITY" not in q]
         tail = [qa_evidence(s.qa, s.score) for s in related]
         answers = [step.answer_name for chain in ordered[:2] for step in chain.steps]

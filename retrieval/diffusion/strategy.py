@@ -540,6 +540,8 @@ class DiffusionStrategy(AskStrategy):
         offline = (
             None
             if self.answerer is not None
+            else ("", {})  # with a budget the offline answer comes from the packed evidence, below
+            if self.recipe.budget is not None
             else self._offline_answer(question, rankings, selected, snapshot)
         )
         rows, timings["evidence"] = read.result()
@@ -551,7 +553,10 @@ class DiffusionStrategy(AskStrategy):
             evidence = fill_budget(ctx, self.recipe.budget, evidence, [question, *queries])
             cited = citations(ctx.graph, evidence)
             if offline is not None:
-                offline = (self.evidence_answerer.answer(question, evidence).text, offline[1])
+                found = self.evidence_answerer.answer(question, evidence)
+                offline = (found.text, {"score": found.score or 0.0, "threshold": found.threshold,
+                                        "question": found.qa.question if found.qa else "",
+                                        "answer": found.text})  # fmt: skip
         else:
             cited = passage_citations(rows, evidence)
         if rows and not any(r["gist_text"] for r in rows):
