@@ -138,6 +138,23 @@ class Settings(BaseSettings):
         description="Ceiling on an `engramdb cypher` query's seconds: a larger --timeout is clamped to it.",
     )
 
+    # `engramdb serve`: the REST API.
+    server_max_body_bytes: int = Field(
+        10 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body `engramdb serve` accepts, in bytes; a larger one gets 413.",
+    )
+    server_workers: int = Field(
+        4, ge=1, le=64, description="Threads `engramdb serve` runs asks, listings and Cypher on."
+    )
+    server_shutdown_grace: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="Seconds a stopping `engramdb serve` waits for the running write to reach a safe point.",
+    )
+
     stages: list[str] | None = Field(
         None,
         description="Memory stages run on ingest (default: every registered stage; [] for the GSW only).",

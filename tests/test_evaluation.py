@@ -62,7 +62,9 @@ def test_offline_baselines_answer_from_the_qa_pairs_of_their_passages(memory, da
     assert all(r.answer is not None and (r.em is not None) == r.answerable for r in records)
     assert records[0].answer_in_evidence and records[0].passage_ids[0] == "curie"
     row = summarize(records)[0]
-    assert row["em"] is not None and row["answer_in_evidence"] == 1.0 and row["na_rate_answerable"] is not None
+    assert (
+        row["em"] is not None and row["answer_in_evidence"] == 1.0 and row["na_rate_answerable"] is not None
+    )
 
 
 MORE_DOCS = [

@@ -1210,5 +1210,64 @@ def doctor(ctx: Context) -> None:
         sys.exit(1)
 
 
+# ------------------------------------------------------------ serve / token
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, type=UserText("--host"),
+              help="Address to listen on; anything but loopback needs a token first (`engramdb token show`).")  # fmt: skip
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port; the startup line names it).")  # fmt: skip
+@home_option
+@pass_context
+@friendly_errors
+def serve_command(ctx: Context, host: str, port: int) -> None:
+    """Serve the REST API: this process owns the memory and many clients share it (Ctrl-C stops it).
+
+    One line on stderr gives the URL; everything else goes to <home>/logs/server.log. Clients send
+    `Authorization: Bearer <token>` (`engramdb token show`). Needs `pip install 'engramdb[server]'`.
+    """
+    from engramdb.platform.interfaces.server import serve
+
+    serve(ctx.settings(), host, port,
+          announce=lambda line: err_console.print(line, highlight=False, markup=False))  # fmt: skip
+
+
+@main.group("token")
+def token_group() -> None:
+    """Access tokens of `engramdb serve` (kept in the data home, readable by you only)."""
+
+
+@token_group.command("show")
+@home_option
+@pass_context
+@friendly_errors
+def token_show(ctx: Context) -> None:
+    """Print the admin token (every namespace, analyst Cypher), creating it if there is none yet."""
+    from engramdb.platform.interfaces.server_tokens import admin_token_path, ensure_admin_token
+
+    home = ctx.settings().home
+    token, created = ensure_admin_token(home)
+    if created:
+        err_console.print(f"note: created the admin token in {admin_token_path(home)}", highlight=False,
+                          markup=False)  # fmt: skip
+    click.echo(token)
+
+
+@token_group.command("create")
+@click.option("-n", "--namespace", "namespaces", multiple=True, required=True, type=UserText("--namespace"),
+              help="A namespace the token may use (repeatable).")  # fmt: skip
+@home_option
+@pass_context
+@friendly_errors
+def token_create(ctx: Context, namespaces: tuple[str, ...]) -> None:
+    """Create a token limited to NAMESPACES (no analyst Cypher) and print it; only its hash is kept."""
+    from engramdb.platform.interfaces.server_tokens import create_scoped_token
+
+    token, token_id = create_scoped_token(ctx.settings().home, list(namespaces))
+    err_console.print(f"note: token {token_id} for namespace{'s' if len(set(namespaces)) > 1 else ''} "
+                      f"{', '.join(sorted(set(namespaces)))}; only its hash is stored, so keep it now "
+                      "(a running server accepts it at once)", highlight=False, markup=False)  # fmt: skip
+    click.echo(token)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
