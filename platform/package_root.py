@@ -12,9 +12,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
     from engramdb.platform.config import Settings
+    from engramdb.platform.interfaces.client import connect
     from engramdb.platform.interfaces.memory import Memory
 
-__all__ = ["Memory", "Settings", "__version__"]
+__all__ = ["Memory", "Settings", "__version__", "connect"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,4 +27,8 @@ def __getattr__(name: str) -> Any:
         from engramdb.platform.config import Settings
 
         return Settings
+    if name == "connect":
+        from engramdb.platform.interfaces.client import connect
+
+        return connect
     raise AttributeError(f"module 'engramdb' has no attribute {name!r}")

@@ -133,6 +133,13 @@ class Evidence:
     def answers(self) -> tuple[str, ...]:
         return tuple(self.metadata.get("answers", ()))
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        """The inverse of ``asdict`` (as JSON carries it): how a remote client rebuilds evidence."""
+        return cls(kind=data["kind"], id=data["id"], text=data["text"], score=data["score"],
+                   doc_id=data["doc_id"], chunk_ids=tuple(data.get("chunk_ids") or ()),
+                   metadata=dict(data.get("metadata") or {}))  # fmt: skip
+
 
 def qa_evidence(qa: QACandidate, score: float) -> Evidence:
     """A QA pair as evidence."""
@@ -157,6 +164,12 @@ class Citation:
         """The evidence id (named for QA pairs, which were the only evidence once)."""
         return self.evidence_id
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Citation:
+        """The inverse of ``asdict``: how a remote client rebuilds a citation."""
+        return cls(evidence_id=data["evidence_id"], chunk_id=data["chunk_id"], doc_id=data["doc_id"],
+                   title=data["title"], source=data.get("source", ""))  # fmt: skip
+
 
 @dataclass
 class HopTrace:
@@ -178,6 +191,51 @@ class Details:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Details:
+        """The inverse of ``to_dict``: chain and passage details are rebuilt as their types (so
+        ``AskResult.chains`` works on a remote result); any other kind (a method folder's, which this
+        core module may not import) comes back as :class:`RawDetails` holding the dict as sent."""
+        kind = data.get("kind", "none")
+        if kind == ChainDetails.kind:
+            return ChainDetails(chains=[_chain_from_dict(c) for c in data.get("chains", [])],
+                                trace=[_trace_from_dict(t) for t in data.get("trace", [])],
+                                na=dict(data.get("na") or {}))  # fmt: skip
+        if kind == PassageDetails.kind:
+            return PassageDetails(method=data.get("method", ""), scores=list(data.get("scores", [])))
+        if kind == Details.kind and set(data) == {"kind"}:
+            return Details()
+        return RawDetails(data=dict(data))
+
+
+@dataclass
+class RawDetails(Details):
+    """Details of a kind rebuilt from JSON without its type: ``to_dict`` gives back what was sent.
+
+    Its own ``kind`` is ``raw`` so no renderer takes it for the typed details it came from."""
+
+    kind: ClassVar[str] = "raw"
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+def _qa_from_dict(data: dict[str, Any]) -> QACandidate:
+    tuples = ("answer_ids", "answer_names", "answer_types", "question_entity_ids", "via")
+    return QACandidate(**{k: tuple(v) if k in tuples else v for k, v in data.items()})
+
+
+def _chain_from_dict(data: dict[str, Any]) -> Chain:
+    steps = tuple(ChainStep(**{**step, "qa": _qa_from_dict(step["qa"])}) for step in data["steps"])
+    return Chain(steps=steps, score=data["score"])
+
+
+def _trace_from_dict(data: dict[str, Any]) -> HopTrace:
+    return HopTrace(sequence=data["sequence"], hop=data["hop"], queries=list(data["queries"]),
+                    candidates=[tuple(c) for c in data["candidates"]],  # type: ignore[misc]
+                    kept=[tuple(k) for k in data["kept"]], pruned=[tuple(p) for p in data["pruned"]])  # type: ignore[misc]  # fmt: skip
 
 
 @dataclass
@@ -248,3 +306,20 @@ class AskResult:
         data["chains"] = data["details"].get("chains", [])
         data["trace"] = data["details"].get("trace", [])
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AskResult:
+        """The inverse of :meth:`to_dict` (also after a JSON round trip): what ``engramdb.connect``
+        rebuilds from the server's answer. The derived keys (``evidence_text``, ``chains``, ``trace``)
+        are recomputed from the rest, so they are not read."""
+        return cls(
+            question=data["question"], answer=data["answer"],
+            evidence=[Evidence.from_dict(e) for e in data["evidence"]],
+            citations=[Citation.from_dict(c) for c in data["citations"]],
+            decomposition=[list(seq) for seq in data["decomposition"]], evidence_tokens=data["evidence_tokens"],
+            timings=dict(data["timings"]), strategy=data.get("strategy", "chain"),
+            answered_by=data.get("answered_by", "offline"), decomposed_by=data.get("decomposed_by", ""),
+            details=Details.from_dict(data.get("details") or {"kind": Details.kind}),
+            near_misses=[Evidence.from_dict(e) for e in data.get("near_misses", [])],
+            notes=list(data.get("notes", [])),
+        )  # fmt: skip
