@@ -215,3 +215,21 @@ def test_a_server_that_is_not_there_is_a_server_error() -> None:
     with connect("http://127.0.0.1:1", token="t", connect_timeout=2) as remote:
         with pytest.raises(ServerError, match="is `engramdb serve` running"):
             remote.documents()
+
+
+def test_the_retrievers_take_a_connected_client_as_their_memory(served: Served) -> None:
+    """Agents built on LangChain or LlamaIndex reach a served memory the same way as a local one."""
+    from engramdb.retrieval.integrations.langchain import EngramRetriever
+    from engramdb.retrieval.integrations.llamaindex import EngramLlamaIndexRetriever
+
+    namespace = f"cr{uuid.uuid4().hex[:10]}"
+    with connect(served.url, token=served.token, namespace=namespace) as remote:
+        remote.ingest(CORPUS)
+        expected = [e.text for e in remote.ask(ONE_HOP, strategy="dense", budget=128).evidence]
+        assert len(expected) > 2  # so k=2 really cuts
+        documents = EngramRetriever(memory=remote, strategy="dense", budget=128, k=2).invoke(ONE_HOP)
+        assert [d.page_content for d in documents] == expected[:2]
+        nodes = EngramLlamaIndexRetriever(remote, strategy="dense", similarity_top_k=2, budget=128).retrieve(
+            ONE_HOP
+        )
+        assert [n.node.get_content() for n in nodes] == expected[:2]
