@@ -134,6 +134,7 @@ def folder_id(folder: Path, file: Path) -> str:
 
 def _scan_folder(folder: Path, as_text: bool) -> LoadResult:
     result = LoadResult()
+    seen: dict[str, Document] = {}  # ids of the documents read so far, across files
     for f in _walk(folder):
         shown_path = shown(f)
         suffix = f.suffix.lower()
@@ -142,12 +143,10 @@ def _scan_folder(folder: Path, as_text: bool) -> LoadResult:
             continue
         doc_id = folder_id(folder, f)
         try:
-            docs = _check_unique([*result.documents, *_load_file(f, doc_id, as_text=as_text)])
+            result.documents.extend(_check_unique(_load_file(f, doc_id, as_text=as_text), seen))
         except InputError as exc:
             reason = str(exc).removeprefix(f"{shown_path}: ").removeprefix(f"{shown_path} ")
             result.failed.append(FileProblem(shown_path, reason, doc_id, shown(f.resolve())))
-        else:
-            result.documents = docs
     if not result.documents and not result.failed and not result.skipped:
         raise InputError(f"folder {shown(folder)} holds no files")
     return result
@@ -299,19 +298,24 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _check_unique(docs: list[Document]) -> list[Document]:
-    """Identical passages collapse to one; two different texts under one id are an error."""
-    seen: dict[str, Document] = {}
+def _check_unique(docs: list[Document], seen: dict[str, Document] | None = None) -> list[Document]:
+    """Identical passages collapse to one; two different texts under one id are an error.
+
+    ``seen`` holds documents accepted before (the earlier files of a folder): ``docs`` are checked
+    against them too, and added to it only when none of them is refused."""
+    known = seen if seen is not None else {}
+    fresh: dict[str, Document] = {}
     out: list[Document] = []
     for doc in docs:
-        prior = seen.get(doc.id)
+        prior = fresh.get(doc.id) or known.get(doc.id)
         if prior is None:
-            seen[doc.id] = doc
+            fresh[doc.id] = doc
             out.append(doc)
         elif prior.content_hash != doc.content_hash:
             raise InputError(
                 f"two different documents share the id {doc.id!r} ({prior.source}, {doc.source})"
             )
+    known.update(fresh)
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engramdb.platform.embedders import Embedder, count_tokens, embed_queries
+from engramdb.platform.embedders import Embedder, count_tokens
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, passage_text
 from engramdb.platform.vectors import VectorStore
@@ -56,27 +56,13 @@ def evidence_tokens(evidence: Sequence[Evidence]) -> int:
     return count_tokens([e.text for e in evidence])
 
 
-def dense_passages(
-    graph: Graph, vectors: VectorStore, embedder: Embedder, queries: Sequence[str], limit: int
-) -> list[Evidence]:
-    """Passages by vector similarity: the first query's (the question's) ranking, then passages
-    only the other queries (its sub-questions) found, by score; the passage tier every strategy's
-    ranking ends with. The question's own top passage leads, as in the plain baseline."""
-    queries = [q for q in dict.fromkeys(queries) if q and q.strip()]
-    if not queries or limit < 1:
-        return []
-    query_vectors = embed_queries(embedder, queries)  # one model run for the sub-questions
-    first = [
-        (h.key, h.score) for h in vectors.search(CHUNK_COLLECTION, graph.namespace, query_vectors[0], limit)
-    ]
-    others: dict[str, float] = {}
-    for vector in query_vectors[1:]:
-        for hit in vectors.search(CHUNK_COLLECTION, graph.namespace, vector, limit):
-            others[hit.key] = max(others.get(hit.key, -1.0), hit.score)
-    scores = dict(first)
-    extra = sorted((k for k in others if k not in scores), key=lambda k: (-others[k], k))
-    scores.update({k: others[k] for k in extra})
-    ranked = [k for k, _ in first] + extra
-    rows = {r["chunk_id"]: r for r in graph.read("traversals/chunks_by_id", ids=ranked[: 2 * limit])}
-    found = [rows[k] for k in ranked if k in rows][: 2 * limit]
-    return passage_evidence(found, [scores[r["chunk_id"]] for r in found])
+def dense_passage_rows(
+    graph: Graph, vectors: VectorStore, embedder: Embedder, question: str, limit: int
+) -> list[dict[str, Any]]:
+    """The ``limit`` passages most similar to ``question`` as chunk rows (``chunk_id``, ``doc_id``,
+    ``title``, ``text``, ``score``), best first: the dense baseline's retrieval, and the passage
+    tier every strategy's budgeted ranking ends with."""
+    hits = vectors.search(CHUNK_COLLECTION, graph.namespace, embedder.embed_query(question), limit)
+    rows = graph.read("traversals/chunks_by_id", ids=[h.key for h in hits])
+    scores = {h.key: h.score for h in hits}
+    return [{**r, "score": scores.get(r["chunk_id"], 0.0)} for r in rows]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from engramdb.ingestion.documents import split_sentences
 from engramdb.platform.embedders import count_tokens, token_counts
-from engramdb.retrieval.evidence import dense_passages
+from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import Evidence
 
@@ -85,8 +85,8 @@ def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> l
                 continue
             size = tokens(candidate.text)
         chosen.append(candidate)
-        seen_text.append(_flat(candidate.text))
-        seen_words |= content_words(candidate.text)
+        seen_text.append(flat if candidate is unit else _flat(candidate.text))
+        seen_words |= words if candidate is unit else content_words(candidate.text)
         room -= size
     return chosen
 
@@ -96,7 +96,8 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
     with ``wanted`` first, kept in their order; None when not even one sentence fits. A title line
     (the first line of a passage) stays, as it names what the sentences are about."""
     title, body = _title_and_body(unit)
-    sentences = [s for s in split_sentences(body) if not any(_flat(s) in t for t in seen_text)]
+    every = split_sentences(body)
+    sentences = [s for s in every if not any(_flat(s) in t for t in seen_text)]
     if not sentences:
         return None
     head = f"{title}\n" if title else ""
@@ -118,7 +119,7 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
     for before, i in zip(kept, kept[1:], strict=False):
         parts.append((" " if i == before + 1 else ELISION) + sentences[i])
     text = head + "".join(parts)
-    if kept == list(range(len(sentences))) and len(sentences) == len(split_sentences(body)):
+    if len(kept) == len(sentences) == len(every):
         return replace(unit, text=text)
     return replace(unit, text=text, metadata={**unit.metadata, "shortened": True})
 
@@ -178,7 +179,9 @@ def fill_budget(
     the strategy's structure found. The other ``queries`` (sub-questions) and ``focus`` choose the
     sentences of a passage that must be shortened. Dense search for the sub-questions too was
     measured: the same answer-in-evidence on both own question sets, 20-30 ms more per ask."""
-    found = dense_passages(context.graph, context.vectors, context.embedder, queries[:1], PASSAGE_POOL)
+    found = passage_evidence(
+        dense_passage_rows(context.graph, context.vectors, context.embedder, queries[0], PASSAGE_POOL)
+    )
     compact = [u for u in own if u.kind in COMPACT_KINDS]
     wide = [u for u in own if u.kind not in COMPACT_KINDS]
     return pack([*compact, *interleave(found, [*wide, *passages])], budget, focus=[*queries, *focus])

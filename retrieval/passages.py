@@ -16,10 +16,9 @@ from typing import Any
 
 from pydantic import Field
 
-from engramdb.platform.storage import CHUNK_COLLECTION
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
-from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
+from engramdb.retrieval.evidence import citations, dense_passage_rows, evidence_tokens, passage_evidence
 from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.hop_retrieval import lucene_query
 from engramdb.retrieval.packing import PASSAGE_POOL, pack
@@ -106,8 +105,4 @@ class DensePassages(PassageStrategy):
 
     def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
         ctx = self.context
-        vector = ctx.embedder.embed_query(question)
-        hits = ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, vector, limit)
-        rows = ctx.graph.read("traversals/chunks_by_id", ids=[h.key for h in hits])
-        scores = {h.key: h.score for h in hits}
-        return [{**r, "score": scores.get(r["chunk_id"], 0.0)} for r in rows]
+        return dense_passage_rows(ctx.graph, ctx.vectors, ctx.embedder, question, limit)

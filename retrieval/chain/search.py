@@ -169,7 +169,7 @@ class ChainSearch:
     ) -> list[list[ScoredQA]]:
         """Retrieve and rerank the candidates of every beam's instantiated sub-question."""
         started = time.perf_counter()
-        # as queries, through the embedder's query cache: the packer asks for the same sub-questions again
+        # as queries, in one batch, through the embedder's query cache (a repeated ask embeds nothing again)
         vectors = embed_queries(self.embedder, [q for q, _, _ in instantiated])
         timings["embed"] += time.perf_counter() - started
         started = time.perf_counter()
