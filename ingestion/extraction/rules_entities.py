@@ -102,6 +102,7 @@ class EntityTable:
             start, end = _trim(ent)
             if start < end:
                 spans.append((start, end, etype))
+        spans = _merge_adjacent(doc, spans)
         title_spans = self._title_spans()
         kept: list[tuple[int, int, str, bool]] = []
         for s, e, t in spans:
@@ -146,7 +147,7 @@ class EntityTable:
         while i < len(doc):
             if doc[i].pos_ == "PROPN" and i not in covered and doc[i].is_alpha and doc[i].text[:1].isupper():
                 j = i
-                while j < len(doc) and doc[j].pos_ == "PROPN" and j not in covered:
+                while j < len(doc) and j not in covered and (doc[j].pos_ == "PROPN" or _inner_hyphen(doc, j)):
                     j += 1
                 if j - i <= _MAX_NAME_TOKENS and doc[j - 1].dep_ in {
                     "nsubj",
@@ -334,3 +335,49 @@ def _trim(ent: Span) -> tuple[int, int]:
     while end > start and (doc[end - 1].tag_ == "POS" or doc[end - 1].is_punct and doc[end - 1].text != "."):
         end -= 1
     return start, end
+
+
+def _inner_hyphen(doc: Doc, i: int) -> bool:
+    """A hyphen glued to capitalised words on both sides ("Nine-Power"): part of the name."""
+    return (
+        doc[i].text == "-"
+        and 0 < i < len(doc) - 1
+        and not doc[i - 1].whitespace_
+        and not doc[i].whitespace_
+        and doc[i + 1].text[:1].isupper()
+    )
+
+
+_JOINABLE = {"ORG", "PLACE", "EVENT", "WORK", "LAW", "PRODUCT"}
+
+
+def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """One name the NER split in two: "the United States | Senate", "2000 | Summer Olympics", "Nine-|Power Treaty".
+
+    Two touching mentions merge when the last word of the first modifies a word of the second
+    (a compound or a year before an event or organisation); the second mention's type wins.
+    A mention also takes in capitalised words hyphen-glued before it.
+    """
+    spans = sorted(spans)
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        while start >= 2 and _inner_hyphen(doc, start - 1) and doc[start - 2].is_alpha:
+            if out and out[-1][1] > start - 2:
+                break
+            start -= 2
+        if out and etype in _JOINABLE:
+            p_start, p_end, p_type = out[-1]
+            last = doc[p_end - 1]
+            joined = (
+                p_end == start
+                and start <= last.head.i < end
+                and (
+                    p_type in _JOINABLE and last.dep_ == "compound"
+                    or p_type == "DATE" and p_end - p_start == 1 and re.fullmatch(r"\d{4}", last.text)
+                )
+            )
+            if joined:
+                out[-1] = (p_start, end, etype)
+                continue
+        out.append((start, end, etype))
+    return out

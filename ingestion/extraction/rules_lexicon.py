@@ -220,6 +220,10 @@ _DEMONYMS = {
     "chadian": "Chad", "congolese": "Congo", "gabonese": "Gabon", "malagasy": "Madagascar",
     "bahraini": "Bahrain", "omani": "Oman", "laotian": "Laos", "tibetan": "Tibet", "kyrgyz": "Kyrgyzstan",
     "tajik": "Tajikistan", "turkmen": "Turkmenistan", "flemish": "Belgium", "catalan": "Spain",
+    "saudi arabian": "Saudi Arabia", "new zealander": "New Zealand", "kosovar": "Kosovo", "luxembourger": "Luxembourg",
+    "herzegovinian": "Bosnia and Herzegovina", "belizean": "Belize",
+    "bahamian": "Bahamas", "barbadian": "Barbados", "guyanese": "Guyana", "surinamese": "Suriname",
+    "sierra leonean": "Sierra Leone", "zairean": "Congo", "cape verdean": "Cape Verde",
 }  # fmt: skip
 
 

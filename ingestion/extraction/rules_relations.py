@@ -32,6 +32,7 @@ _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
+_MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 
 
 @dataclass
@@ -78,6 +79,7 @@ class RelationRules:
                 self._predicate(tok)
             if self.t.key_at(tok) and tok.pos_ == "PROPN":
                 self._located(tok)
+                self._demonym_modifier(tok)
         return self.facts
 
     def _located(self, tok: Token) -> None:
@@ -257,6 +259,7 @@ class RelationRules:
         vg = VerbGroup(pred, passive, self.doc)
         context = self._context_object(pred, subj)
         alias_verb = pred.lemma_ in _ALIAS_VERBS and (passive or pred.tag_ == "VBN")
+        kept: list[_Path] = []
         for path in self.paths(pred):
             if path.key == subj:
                 continue
@@ -270,6 +273,51 @@ class RelationRules:
                 self.t.get(subj).add_alias(self.t.get(path.key).name)
                 continue
             self._fact(subj, vg, path, ctx)
+            kept.append(path)
+        self._nary(subj, vg, kept)
+
+    def _nary(self, subj: str, vg: VerbGroup, paths: list[_Path]) -> None:
+        """One event, all its participants: a question per participant naming every other one.
+
+        "In 1974 X completed a tour of Africa with Y" links X, Africa, Y and 1974 to each other,
+        as a model's workspace does ("When did X complete a tour of Africa with Y?"); the
+        two-entity questions of :meth:`_fact` stay for plain look-ups. Paths sharing their words
+        (conjuncts, "for A and B") form one slot answered by all of its entities.
+        """
+        slots: list[tuple[tuple[str, ...], list[_Path]]] = []
+        pred_i = vg.pred.i if vg.pred is not None else -1
+        for path in sorted(paths, key=lambda p: (p.tok.i < pred_i, p.tok.i)):  # fronted phrases last
+            words = (*path.words, "|agent" if path.agent else "")
+            slot = next((sl for sl in slots if sl[0] == words), None)
+            if slot is None:
+                slots.append((words, [path]))
+            else:
+                slot[1].append(path)
+        slots = [sl for sl in slots if len({p.key for p in sl[1]}) == len(sl[1])][:_MAX_SLOTS]
+        if len(slots) < 2:
+            return
+        s = self.t.get(subj)
+        phrases = [_join([*sl[1][0].words, " and ".join(self.t.get(p.key).name for p in sl[1])]) for sl in slots]
+        keys = [[p.key for p in sl[1]] for sl in slots]
+        vp = _join([vg.surface, " ... ".join(_join(sl[1][0].words) or "_" for sl in slots)])
+        questions: list[Question] = []
+        for i, (_words, members) in enumerate(slots):
+            first = members[0]
+            o = self.t.get(first.key)
+            others = [ph for j, ph in enumerate(phrases) if j != i]
+            asked = [subj, *(k for j, ks in enumerate(keys) if j != i for k in ks)]
+            wh, absorbed = _wh_object(o.type, first.words, first.noun is not None)
+            if first.words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
+                wh = "What"
+            tail = first.words[:-1] if absorbed else first.words
+            if first.agent and not first.noun and vg.active_past():
+                text = f"{_wh_agent(o.type)} {_join([vg.active_past() or '', s.name, *others])}?"
+            else:
+                text = f"{wh} {vg.inverted(s.name, [*others, *tail])}?"
+            questions.append(Question(text, asked, [p.key for p in members]))
+        everyone = [k for ks in keys for k in ks]
+        questions.append(Question(f"{_wh_subject(s.type)} {_join([vg.surface, *phrases])}?", everyone, [subj]))
+        self.facts.append(Fact(subj, vp, questions))
 
     def _noun_subject_reversal(self, pred: Token) -> str | None:
         """``The editor-in-chief is Jane Doe``: the attribute entity is the one described."""
@@ -454,19 +502,7 @@ class RelationRules:
                 mod = self.t.get(key)
                 states.append(mod.name)
                 if mod.type == "NORP":
-                    q = (
-                        f"What nationality is {rec.name}?"
-                        if rec.type == "PERSON"
-                        else f"What is the origin of {rec.name}?"
-                    )
-                    qs = [Question(q, [subj], [key])]
-                    country = country_of_demonym(mod.name)
-                    if country:
-                        ckey = self.t.add_entity(country, "PLACE", child.i)
-                        if ckey and ckey != subj:
-                            self.t.get(ckey).add_alias(mod.name)
-                            qs.append(Question(f"What country is {rec.name} from?", [subj], [ckey]))
-                    self.facts.append(Fact(subj, f"{be} {mod.name}", qs))
+                    self._nationality(subj, mod.name, child.i, be)
                 elif mod.type == "DATE":
                     self.facts.append(
                         Fact(
@@ -489,6 +525,47 @@ class RelationRules:
         noun_type = NOUN_TYPES.get(noun.lemma_.lower())
         if noun_type and (rec.type == "THING" or subj == self.t.title_key and not self.t.title_hint_type):
             rec.type = noun_type
+
+
+    def _nationality(self, subj: str, demonym: str, at: int, be: str = "is") -> None:
+        """``a Swedish musician`` / ``the Russian station``: the country itself answers, the adjective is its alias.
+
+        A model names the country ("Sweden"), so the adjective joins the country's entity as an
+        alias rather than standing as an entity of its own; a group that is no country's people
+        ("Methodist") is kept only for persons.
+        """
+        rec = self.t.get(subj)
+        country = country_of_demonym(demonym)
+        if country:
+            ckey = self.t.add_entity(country, "PLACE", at)
+            if not ckey or ckey == subj:
+                return
+            self.t.get(ckey).add_alias(demonym)
+            qs = [Question(f"What country is {rec.name} from?", [subj], [ckey])]
+            if rec.type == "PERSON":
+                qs.append(Question(f"What nationality is {rec.name}?", [subj], [ckey]))
+            who = "Who" if rec.type == "PERSON" else f"What {_wh_noun(rec.type)}"
+            qs.append(Question(f"{who} is from {self.t.get(ckey).name}?", [ckey], [subj]))
+            self.facts.append(Fact(subj, f"{be} from", qs))
+        elif rec.type == "PERSON":
+            key = self.t.add_entity(demonym, "NORP", at)
+            if key and key != subj:
+                self.facts.append(
+                    Fact(subj, f"{be} {demonym}", [Question(f"What group is {rec.name} part of?", [subj], [key])])
+                )
+
+    def _demonym_modifier(self, tok: Token) -> None:
+        """``the Russian Vostok Station``: a nationality adjective before a named entity."""
+        key = self.t.key_at(tok)
+        if self.t.key_at(tok.head) == key and tok.head.i != tok.i:
+            return  # not the head word of its mention
+        if self.t.get(key).type in {"DATE", "NUMBER", "NORP"}:
+            return
+        for child in tok.children:
+            ckey = self.t.key_at(child)
+            if child.i < tok.i and child.dep_ in {"amod", "compound"} and ckey and ckey != key:
+                if self.t.get(ckey).type == "NORP":
+                    self._nationality(key, self.t.get(ckey).name, child.i)
 
 
 class VerbGroup:
@@ -640,6 +717,13 @@ def _definite(words: list[str]) -> list[str]:
 
 def _wh_agent(etype: str) -> str:
     return "Who" if etype in {"PERSON", "ORG", "THING", "NORP"} else "What"
+
+
+def _wh_noun(etype: str) -> str:
+    """A noun for "What ... is from Y?" by type: "person", "place", "organization", else "thing"."""
+    return {"PERSON": "person", "PLACE": "place", "ORG": "organization", "WORK": "work", "EVENT": "event"}.get(
+        etype, "thing"
+    )
 
 
 def _wh_subject(etype: str) -> str:

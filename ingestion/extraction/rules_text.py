@@ -45,6 +45,7 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(\w)- (\w)", r"\1-\2", text)  # "half- brother" -> "half-brother"
     text = re.sub(r"([a-z]) - ([a-z])", r"\1-\2", text)  # "employee - owned" -> "employee-owned"
+    text = re.sub(r"\b([A-Z][a-z]+) - ([A-Z][a-z]+)\b", r"\1-\2", text)  # "Russo - Japanese" -> "Russo-Japanese"
     out: list[str] = []
     facts: list[LifeFact] = []
     depth = 0
