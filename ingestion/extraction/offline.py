@@ -98,6 +98,9 @@ def _build(doc: Doc, title: str | None, life: list[LifeFact]) -> GSW:
 def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
     facts: list[Fact] = []
     for lf in life:
+        if lf.kind in {"year", "converted"}:
+            facts.extend(_aside_fact(table, lf))
+            continue
         subj = table.entity_ending_at(lf.offset)
         if subj is None and lf.offset <= len(table.title_name) + 2:
             subj = table.title("PERSON")
@@ -110,6 +113,7 @@ def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
             ("was", "was born", "was born") if lf.kind == "born" else ("did", "died", "died")
         )
         qs: list[Question] = []
+        d = prep = None
         if lf.date:
             d = table.add_entity(lf.date, "DATE", 0)
             if d:
@@ -132,9 +136,38 @@ def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
                 kind = place_kind(name)
                 if kind and p != places[0]:
                     qs.append(Question(f"What {kind} {verb_q} {rec.name} {verb} in?", [subj], [p]))
+            if lf.date and d and d not in places:  # date and place of one event name each other
+                place = table.get(places[0]).name
+                qs.append(Question(f"When {verb_q} {rec.name} {verb} in {place}?", [subj, places[0]], [d]))
+                qs.append(Question(f"Where {verb_q} {rec.name} {verb} {prep} {lf.date}?", [subj, d], places))
         if qs:
             facts.append(Fact(subj, verb_vp, qs))
     return facts
+
+
+def _aside_fact(table: EntityTable, lf: LifeFact) -> list[Fact]:
+    """``"Sitting Pretty" (1948)``: a work's or event's year; ``2,925 metres (9,596 ft)``: the same amount."""
+    key = table.entity_ending_at(lf.offset)
+    if key is None:
+        return []
+    rec = table.get(key)
+    if lf.kind == "converted":
+        if rec.type == "NUMBER":
+            rec.add_alias(f"{rec.name} ({lf.text})")  # the fuller name, both units
+        return []
+    verb = {"WORK": ("was", "released"), "EVENT": ("did", "take place")}.get(rec.type)
+    if verb is None or not lf.date:
+        return []
+    year = table.add_entity(lf.date, "DATE", 0)
+    if not year or year == key:
+        return []
+    aux, what = verb
+    wh = "What work was" if rec.type == "WORK" else "What event took place"
+    qs = [
+        Question(f"When {aux} {rec.name} {what}?", [key], [year]),
+        Question(f"{wh} {'released ' if rec.type == 'WORK' else ''}in {lf.date}?", [year], [key]),
+    ]
+    return [Fact(key, f"{aux} {what} in" if aux == "was" else "took place in", qs)]
 
 
 def _assemble(table: EntityTable, facts: list[Fact]) -> GSW:

@@ -103,6 +103,8 @@ class EntityTable:
             if start < end:
                 spans.append((start, end, etype))
         spans = _merge_adjacent(doc, spans)
+        quoted = _quoted_titles(doc)
+        spans = [sp for sp in spans if not any(sp[0] < e and s < sp[1] for s, e, _t in quoted)] + quoted
         title_spans = self._title_spans()
         kept: list[tuple[int, int, str, bool]] = []
         for s, e, t in spans:
@@ -372,12 +374,33 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
                 p_end == start
                 and start <= last.head.i < end
                 and (
-                    p_type in _JOINABLE and last.dep_ == "compound"
-                    or p_type == "DATE" and p_end - p_start == 1 and re.fullmatch(r"\d{4}", last.text)
+                    p_type in _JOINABLE
+                    and last.dep_ == "compound"
+                    or p_type == "DATE"
+                    and p_end - p_start == 1
+                    and re.fullmatch(r"\d{4}", last.text)
                 )
             )
             if joined:
                 out[-1] = (p_start, end, etype)
                 continue
         out.append((start, end, etype))
+    return out
+
+
+_QUOTED_RE = re.compile(r'"([A-Z0-9][^"]{0,80}?)"|“([A-Z0-9][^”]{0,80}?)”')
+
+
+def _quoted_titles(doc: Doc) -> list[tuple[int, int, str]]:
+    """``"Mr. Belvedere Goes to College"``: a capitalised title in quotes is one work, whatever the NER split."""
+    out: list[tuple[int, int, str]] = []
+    for m in _QUOTED_RE.finditer(doc.text):
+        group = 1 if m.group(1) is not None else 2
+        span = doc.char_span(m.start(group), m.end(group), alignment_mode="expand")
+        if span is None or not 1 <= len(span) <= _MAX_NAME_TOKENS or span.text.rstrip(",.").endswith(" "):
+            continue
+        words = [t for t in span if t.is_alpha]
+        if not words or sum(t.text[:1].isupper() for t in words) * 2 < len(words):
+            continue  # a quoted phrase or sentence, not a title
+        out.append((span.start, span.end, "WORK"))
     return out

@@ -72,6 +72,7 @@ class RelationRules:
 
     # ------------------------------------------------------------------ entry
     def run(self) -> list[Fact]:
+        self._place_chains()
         for tok in self.doc:
             if tok.dep_ == "appos":
                 self._apposition(tok)
@@ -81,6 +82,42 @@ class RelationRules:
                 self._located(tok)
                 self._demonym_modifier(tok)
         return self.facts
+
+    def _place_chains(self) -> None:
+        """``Loudon, New Hampshire, United States``: each place of a comma chain lies in every later one.
+
+        The first place also takes the chain's first two names ("Loudon, New Hampshire") as an
+        alias, the fuller name a reader (or a model) gives it.
+        """
+        spans = sorted({(s, e, k) for s, e, k in self.t.mention_spans})
+        chain: list[tuple[int, int, str]] = []
+        for span in [*spans, None]:
+            if span is not None and self.t.get(span[2]).type == "PLACE":
+                if chain and span[0] == chain[-1][1] + 1 and self.doc[chain[-1][1]].text == ",":
+                    chain.append(span)
+                    continue
+            if len(chain) > 1:
+                self._chain_facts([k for _s, _e, k in chain])
+            chain = [span] if span is not None and self.t.get(span[2]).type == "PLACE" else []
+
+    def _chain_facts(self, keys: list[str]) -> None:
+        keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+        if len(keys) < 2:
+            return
+        first = self.t.get(keys[0])
+        first.add_alias(f"{first.name}, {self.t.get(keys[1]).name}")
+        for i, inner in enumerate(keys[:-1]):
+            name = self.t.get(inner).name
+            for outer in keys[i + 1 :]:
+                where = self.t.get(outer).name
+                qs = [
+                    Question(f"Where is {name} located?", [inner], [outer]),
+                    Question(f"What place is located in {where}?", [outer], [inner]),
+                ]
+                kind = place_kind(where)
+                if kind:
+                    qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
+                self.facts.append(Fact(inner, "is located in", qs))
 
     def _located(self, tok: Token) -> None:
         """``the Atbarah River in northeast Africa``: a place phrase attached to a named entity."""
@@ -253,6 +290,7 @@ class RelationRules:
         if subj is None:
             subj = self._noun_subject_reversal(pred)
             if subj is None:
+                self._described_subject(pred, passive)
                 return
         if copula:
             self._describe(subj, pred)
@@ -276,7 +314,18 @@ class RelationRules:
             kept.append(path)
         self._nary(subj, vg, kept)
 
-    def _nary(self, subj: str, vg: VerbGroup, paths: list[_Path]) -> None:
+    def _described_subject(self, pred: Token, passive: bool) -> None:
+        """``The speculation was put forward by A in 1596``: a subject with no name still ties A to 1596."""
+        subj_tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
+            return
+        words = noun_phrase(subj_tok, self.t)
+        if not words or len(words) > 4:
+            return
+        paths = [p for p in self.paths(pred) if p.count_noun is None]
+        self._nary(None, VerbGroup(pred, passive, self.doc), paths, " ".join(_definite(words)))
+
+    def _nary(self, subj: str | None, vg: VerbGroup, paths: list[_Path], described: str = "") -> None:
         """One event, all its participants: a question per participant naming every other one.
 
         "In 1974 X completed a tour of Africa with Y" links X, Africa, Y and 1974 to each other,
@@ -296,8 +345,10 @@ class RelationRules:
         slots = [sl for sl in slots if len({p.key for p in sl[1]}) == len(sl[1])][:_MAX_SLOTS]
         if len(slots) < 2:
             return
-        s = self.t.get(subj)
-        phrases = [_join([*sl[1][0].words, " and ".join(self.t.get(p.key).name for p in sl[1])]) for sl in slots]
+        name = self.t.get(subj).name if subj else described
+        phrases = [
+            _join([*sl[1][0].words, " and ".join(self.t.get(p.key).name for p in sl[1])]) for sl in slots
+        ]
         keys = [[p.key for p in sl[1]] for sl in slots]
         vp = _join([vg.surface, " ... ".join(_join(sl[1][0].words) or "_" for sl in slots)])
         questions: list[Question] = []
@@ -305,19 +356,21 @@ class RelationRules:
             first = members[0]
             o = self.t.get(first.key)
             others = [ph for j, ph in enumerate(phrases) if j != i]
-            asked = [subj, *(k for j, ks in enumerate(keys) if j != i for k in ks)]
+            asked = [*([subj] if subj else []), *(k for j, ks in enumerate(keys) if j != i for k in ks)]
             wh, absorbed = _wh_object(o.type, first.words, first.noun is not None)
             if first.words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
                 wh = "What"
             tail = first.words[:-1] if absorbed else first.words
             if first.agent and not first.noun and vg.active_past():
-                text = f"{_wh_agent(o.type)} {_join([vg.active_past() or '', s.name, *others])}?"
+                text = f"{_wh_agent(o.type)} {_join([vg.active_past() or '', name, *others])}?"
             else:
-                text = f"{wh} {vg.inverted(s.name, [*others, *tail])}?"
+                text = f"{wh} {vg.inverted(name, [*others, *tail])}?"
             questions.append(Question(text, asked, [p.key for p in members]))
-        everyone = [k for ks in keys for k in ks]
-        questions.append(Question(f"{_wh_subject(s.type)} {_join([vg.surface, *phrases])}?", everyone, [subj]))
-        self.facts.append(Fact(subj, vp, questions))
+        if subj:
+            everyone = [k for ks in keys for k in ks]
+            wh = _wh_subject(self.t.get(subj).type)
+            questions.append(Question(f"{wh} {_join([vg.surface, *phrases])}?", everyone, [subj]))
+        self.facts.append(Fact(subj or keys[0][0], vp, questions))
 
     def _noun_subject_reversal(self, pred: Token) -> str | None:
         """``The editor-in-chief is Jane Doe``: the attribute entity is the one described."""
@@ -481,8 +534,8 @@ class RelationRules:
         if any(c.dep_ == "poss" or c.dep_ == "prep" and c.lower_ == "of" for c in noun.children):
             return  # "the capital of France" is a relation, not a class
         words = class_phrase(noun, self.t)
-        if not words:
-            return
+        if not words or not any(w[:1].isupper() for w in words):
+            return  # a plain class ("comedy film") stays a role: a model makes no entity of it
         key = self.t.add_entity(" ".join(words), "THING", noun.i)
         if key and key != subj:
             rec = self.t.get(subj)
@@ -526,7 +579,6 @@ class RelationRules:
         if noun_type and (rec.type == "THING" or subj == self.t.title_key and not self.t.title_hint_type):
             rec.type = noun_type
 
-
     def _nationality(self, subj: str, demonym: str, at: int, be: str = "is") -> None:
         """``a Swedish musician`` / ``the Russian station``: the country itself answers, the adjective is its alias.
 
@@ -551,7 +603,11 @@ class RelationRules:
             key = self.t.add_entity(demonym, "NORP", at)
             if key and key != subj:
                 self.facts.append(
-                    Fact(subj, f"{be} {demonym}", [Question(f"What group is {rec.name} part of?", [subj], [key])])
+                    Fact(
+                        subj,
+                        f"{be} {demonym}",
+                        [Question(f"What group is {rec.name} part of?", [subj], [key])],
+                    )
                 )
 
     def _demonym_modifier(self, tok: Token) -> None:
@@ -721,9 +777,13 @@ def _wh_agent(etype: str) -> str:
 
 def _wh_noun(etype: str) -> str:
     """A noun for "What ... is from Y?" by type: "person", "place", "organization", else "thing"."""
-    return {"PERSON": "person", "PLACE": "place", "ORG": "organization", "WORK": "work", "EVENT": "event"}.get(
-        etype, "thing"
-    )
+    return {
+        "PERSON": "person",
+        "PLACE": "place",
+        "ORG": "organization",
+        "WORK": "work",
+        "EVENT": "event",
+    }.get(etype, "thing")
 
 
 def _wh_subject(etype: str) -> str:

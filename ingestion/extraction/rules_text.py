@@ -31,12 +31,13 @@ _RANGE_RE = re.compile(rf"^\s*(?P<a>{_DATE})?\s*[–—-]+\s*(?P<b>{_DATE})\s*$"
 
 @dataclass(frozen=True)
 class LifeFact:
-    """``born``/``died`` with a date and/or place, found in an aside at ``offset``."""
+    """What an aside at ``offset`` says: ``born``/``died`` with a date and/or place, a year, a conversion."""
 
     offset: int
-    kind: str  # "born" or "died"
+    kind: str  # "born", "died"; "year" (a bare year: a work's date) or "converted" (the same amount in other units)
     date: str | None
     place: str | None
+    text: str = ""
 
 
 def clean_text(text: str) -> tuple[str, list[LifeFact]]:
@@ -45,7 +46,9 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(\w)- (\w)", r"\1-\2", text)  # "half- brother" -> "half-brother"
     text = re.sub(r"([a-z]) - ([a-z])", r"\1-\2", text)  # "employee - owned" -> "employee-owned"
-    text = re.sub(r"\b([A-Z][a-z]+) - ([A-Z][a-z]+)\b", r"\1-\2", text)  # "Russo - Japanese" -> "Russo-Japanese"
+    text = re.sub(
+        r"\b([A-Z][a-z]+) - ([A-Z][a-z]+)\b", r"\1-\2", text
+    )  # "Russo - Japanese" -> "Russo-Japanese"
     out: list[str] = []
     facts: list[LifeFact] = []
     depth = 0
@@ -102,7 +105,19 @@ def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
         if m:
             born = [LifeFact(anchor, "born", m.group("a").strip(), None)] if m.group("a") else []
             return [*born, LifeFact(anchor, "died", m.group("b").strip(), None)]
+    if _YEAR_RE.fullmatch(inner):
+        return [LifeFact(anchor, "year", inner, None)]
+    if _AMOUNT_RE.fullmatch(inner):
+        return [LifeFact(anchor, "converted", None, None, inner)]
     return []
+
+
+# "(1948)", "(1904–05)": the year of the work or event just named
+_YEAR_RE = re.compile(r"\d{4}(?:\s*[–—-]+\s*\d{2,4})?")
+# "(−128.6 °F)", "(9,596 ft)", "(229 mi)": the amount just named, in other units
+_AMOUNT_RE = re.compile(
+    r"(?:about\s+|approx\.\s+)?[−-]?\d[\d,.]*\s*(?:°\s*[CF]|[a-zA-Z]{1,3}\.?(?:\s*2)?|sq\s+mi|sq\s+km|km2|mi2)"
+)
 
 
 def _trim_place(place: str | None) -> str | None:
