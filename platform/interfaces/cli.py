@@ -1231,6 +1231,25 @@ def serve_command(ctx: Context, host: str, port: int) -> None:
           announce=lambda line: err_console.print(line, highlight=False, markup=False))  # fmt: skip
 
 
+@main.command("mcp")
+@click.option("--server", "server_url", metavar="URL", type=UserText("--server"),
+              help="Go through the engramdb server at URL (default: $ENGRAMDB_SERVER_URL, else the running "
+              "server of the data home, else open the memory here).")  # fmt: skip
+@memory_options
+@pass_context
+@friendly_errors
+def mcp_command(ctx: Context, server_url: str | None) -> None:
+    """Serve the memory to an MCP client (desktop assistant, IDE) over stdin/stdout.
+
+    Tools: ask, remember, list_documents, forget, query_graph; documents are resources. When a server
+    runs for the data home (`engramdb serve`), every call goes through it; otherwise this process owns
+    the memory until the client closes the connection. `-n` sets the default namespace.
+    """
+    from engramdb.platform.interfaces.mcp_tools import run_stdio
+
+    run_stdio(ctx.settings(), server_url)
+
+
 @main.group("token")
 def token_group() -> None:
     """Access tokens of `engramdb serve` (kept in the data home, readable by you only)."""

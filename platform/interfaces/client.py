@@ -45,6 +45,18 @@ DOCUMENTS_PAGE = 1000
 SERVER_SIDE = (401, 403)
 
 
+class RequestError(InputError):
+    """The server's 4xx: what the call got wrong, with the server's ``status`` and error ``code``."""
+
+    def __init__(self, message: str, status: int, code: str) -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class _NotFound(RequestError):
+    """A 404 whose meaning is "no such thing" (``document`` turns it into None)."""
+
+
 class ServerError(EngramError):
     """The server refused the token, failed, or could not be reached; the call did not happen.
 
@@ -196,6 +208,26 @@ class RemoteMemory:
         answer = self._request("DELETE", f"{self._ns}/documents", json={"ids": wanted})
         return [DeleteReport(**report) for report in answer["deleted"]]
 
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """``Memory.document``: one document with its passages in order, or None when it is unknown."""
+        try:
+            result: dict[str, Any] = self._request("GET", f"{self._ns}/documents/{quote(doc_id, safe='')}")
+        except _NotFound:
+            return None
+        return result
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None, *, limit: int | None = None,
+               timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
+        """The analyst's read-only Cypher on the server (admin token only): ``{columns, rows, truncated, ...}``
+        as ``engramdb cypher --json`` gives them; a refused query is an InputError naming the clause."""
+        body: dict[str, Any] = {"query": query, "params": params or {}}
+        if limit is not None:
+            body["limit"] = limit
+        if timeout is not None:
+            body["timeout"] = timeout
+        result: dict[str, Any] = self._request("POST", f"{self._ns}/cypher", json=body)
+        return result
+
     def stats(self) -> dict[str, Any]:
         """Node, relationship and vector counts of the namespace, and its documents by status."""
         result: dict[str, Any] = self._request("GET", f"{self._ns}/stats")
@@ -248,6 +280,8 @@ def _error_of(response: httpx.Response) -> EngramError:
                            f"{TOKEN_ENV} (`engramdb token show` on the server)", status, code)  # fmt: skip
     if status == 403:
         return ServerError(f"the engramdb server refused: {message}", status, code)
+    if status == 404 and code == "document_not_found":
+        return _NotFound(message, status, code)
     if status < 500:
-        return InputError(message)
+        return RequestError(message, status, code)
     return ServerError(f"the engramdb server failed: {message}", status, code)

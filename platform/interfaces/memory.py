@@ -7,6 +7,8 @@ machine with no set-up step.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +28,30 @@ from engramdb.platform.vectors import VectorStore
 DOCUMENT_STATUSES = ("done", "pending", "failed")
 #: Cypher's LIMIT takes no null: "no limit" is a count no namespace reaches.
 NO_LIMIT = 2**62
+#: Built strategies kept per Memory (one per strategy and option set); the least recently used goes first.
+STRATEGY_CACHE_SIZE = 32
+
+
+class opened_once(cached_property):  # noqa: N801 - used as a decorator, like cached_property
+    """``cached_property`` whose first computation is serialised per instance.
+
+    Why: Python 3.12 dropped cached_property's lock, so two threads touching ``memory.vectors``
+    at once could each open the embedded store (the second is refused: one opener per folder)
+    or each open a Neo4j driver (one leaks). The instance's reentrant ``_open_lock`` makes the
+    first use build the value once; later reads are plain attribute reads, without the lock.
+    """
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        cache = instance.__dict__
+        if self.attrname in cache:
+            return cache[self.attrname]
+        with instance._open_lock:  # type: ignore[attr-defined]
+            if self.attrname in cache:
+                return cache[self.attrname]
+            return super().__get__(instance, owner)
+
 
 if TYPE_CHECKING:
     from engramdb.ingestion.documents import Document
@@ -45,7 +71,14 @@ if TYPE_CHECKING:
 
 
 class Memory:
-    """Structured memory in one namespace of one Neo4j + Qdrant pair."""
+    """Structured memory in one namespace of one Neo4j + Qdrant pair.
+
+    Thread-safe: one Memory may be shared by threads. Stores and models open once on first use
+    (:class:`opened_once`); built strategies are cached under a lock (at most
+    ``STRATEGY_CACHE_SIZE``), so concurrent asks reuse one; ``ingest``, ``delete`` and
+    ``delete_many`` take a write lock, so writes from several threads run one after another while
+    asks, ``stats`` and ``documents`` run beside them.
+    """
 
     def __init__(
         self,
@@ -66,28 +99,31 @@ class Memory:
         self._embedder = embedder
         self._reranker = reranker
         self._vectors = vectors
-        self._strategies: dict[tuple[str, tuple[tuple[str, str], ...]], AskStrategy] = {}
+        self._strategies: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], AskStrategy] = OrderedDict()
+        self._open_lock = threading.RLock()
+        self._strategies_lock = threading.Lock()
+        self._write_lock = threading.RLock()
 
     # Stores, opened on first use -----------------------------------------
-    @cached_property
+    @opened_once
     def driver(self) -> Driver:
         driver = connect(self.settings)
         apply_schema(driver, self.settings.neo4j_database)
         return driver
 
-    @cached_property
+    @opened_once
     def graph(self) -> Graph:
         return Graph(self.driver, self.namespace, self.settings.neo4j_database)
 
-    @cached_property
+    @opened_once
     def vectors(self) -> VectorStore:
         return self._vectors if self._vectors is not None else acquire_vector_store(self.settings)
 
-    @cached_property
+    @opened_once
     def embedder(self) -> Embedder:
         return self._embedder if self._embedder is not None else make_embedder(self.settings)
 
-    @cached_property
+    @opened_once
     def ingestor(self) -> Ingestor:
         from engramdb.ingestion.extraction.extractors import make_extractor
         from engramdb.ingestion.pipeline import Ingestor
@@ -108,7 +144,7 @@ class Memory:
 
         return list(self.settings.stages) if self.settings.stages is not None else stage_names()
 
-    @cached_property
+    @opened_once
     def stage_context(self) -> StageContext:
         from engramdb.ingestion.stages.base import StageContext
 
@@ -136,14 +172,14 @@ class Memory:
 
         return {name: make_stage(name, self.stage_context).missing() for name in self.stage_names}
 
-    @cached_property
+    @opened_once
     def chat_model(self) -> BaseChatModel | None:
         """The chat model given to the constructor, else the configured ``llm`` (None offline)."""
         from engramdb.platform.llm import make_chat_model
 
         return self._chat_model if self._chat_model is not None else make_chat_model(self.settings)
 
-    @cached_property
+    @opened_once
     def reranker(self) -> Reranker:
         from engramdb.retrieval.rerankers import make_reranker
 
@@ -212,11 +248,20 @@ class Memory:
                 for sub in sequence if isinstance(sequence, list) else []:
                     if isinstance(sub, str):
                         require_unicode(sub, "a sub-question of the decomposition")
-        key = (strategy, tuple(sorted((k, repr(v)) for k, v in options.items())))
-        built = self._strategies.get(key)
-        if built is None:
-            built = self._strategies[key] = self.strategy(strategy, **options)
-        return built.ask(question, decomposition=decomposition, trace=trace)
+        return self._built_strategy(strategy, options).ask(question, decomposition=decomposition, trace=trace)
+
+    def _built_strategy(self, name: str, options: dict[str, Any]) -> AskStrategy:
+        """The cached strategy for ``name`` and ``options``, built at most once however many threads ask."""
+        key = (name, tuple(sorted((k, repr(v)) for k, v in options.items())))
+        with self._strategies_lock:
+            built = self._strategies.get(key)
+            if built is None:
+                built = self._strategies[key] = self.strategy(name, **options)
+                while len(self._strategies) > STRATEGY_CACHE_SIZE:
+                    self._strategies.popitem(last=False)
+            else:
+                self._strategies.move_to_end(key)
+            return built
 
     def ingest(
         self,
@@ -242,9 +287,10 @@ class Memory:
         loaded = to_load_result(source)
         if strict:
             loaded.raise_problems()
-        report = self.ingestor.ingest(
-            loaded.documents, progress=progress, on_part=on_part, failed_files=loaded.failed
-        )
+        with self._write_lock:
+            report = self.ingestor.ingest(
+                loaded.documents, progress=progress, on_part=on_part, failed_files=loaded.failed
+            )
         report.skipped_files.extend((f.path, f.reason) for f in loaded.skipped)
         return report
 
@@ -259,6 +305,10 @@ class Memory:
         wanted = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
         if not wanted:
             return []
+        with self._write_lock:
+            return self._delete_many(wanted)
+
+    def _delete_many(self, wanted: list[str]) -> list[DeleteReport]:
         known = {r["id"] for r in self.graph.read("traversals/get_documents", ids=wanted)}
         missing = [doc_id for doc_id in wanted if doc_id not in known]
         if missing:
@@ -311,6 +361,12 @@ class Memory:
         when this one is empty (a fresh ``default`` after ingesting under another name)."""
         return {r["namespace"]: r["documents"] for r in self.graph.read("traversals/other_namespaces")}
 
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """One document as stored: id, title, status, source and its passages in order (each
+        ``{title, text}``), or None when this namespace has no document ``doc_id``."""
+        rows = self.graph.read("traversals/document_passages", doc_id=doc_id)
+        return rows[0] if rows else None
+
     def document_status(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Status, content hash and error of documents by id."""
         return {r["id"]: r for r in self.graph.read("traversals/get_documents", ids=doc_ids)}
@@ -323,7 +379,8 @@ class Memory:
             self.__dict__.pop("graph", None)
         self.__dict__.pop("ingestor", None)
         self.__dict__.pop("stage_context", None)
-        self._strategies.clear()
+        with self._strategies_lock:
+            self._strategies.clear()
         if "vectors" in self.__dict__:
             self.vectors.close()
             del self.__dict__["vectors"]

@@ -50,6 +50,7 @@ from engramdb.platform.embedders import Embedder
 from engramdb.platform.errors import ConfigError, EngramError, InputError, LLMError, unreachable_store
 from engramdb.platform.interfaces.analyst import QueryRefused, QueryTimedOut
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.platform.interfaces.server_discovery import announce_server, withdraw_server
 from engramdb.platform.interfaces.server_jobs import ServerStopping, Writer
 from engramdb.platform.interfaces.server_tokens import (
     Principal,
@@ -78,6 +79,8 @@ log = logging.getLogger("engramdb.server")
 T = TypeVar("T")
 
 API_PREFIX = "/v1"
+#: Paths under these need a bearer token: the REST API and the MCP endpoint.
+AUTHENTICATED_PREFIXES = (API_PREFIX, "/mcp")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 #: Seconds each /health probe may take before it counts as down.
@@ -463,7 +466,7 @@ class Guard:
             await response(scope, receive, send)
             return
         path: str = scope["path"]
-        if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
+        if any(path == prefix or path.startswith(prefix + "/") for prefix in AUTHENTICATED_PREFIXES):
             principal = self._principal(headers.get("authorization"))
             if principal is None:
                 response = error_response(
@@ -514,16 +517,24 @@ class Guard:
 # --------------------------------------------------------------------------- the app
 
 
-def create_app(state: ServerState, on_ready: Callable[[], None] | None = None) -> FastAPI:
-    """The FastAPI application over an opened :class:`ServerState` (closed when the app shuts down)."""
+def create_app(
+    state: ServerState, on_ready: Callable[[], None] | None = None, *, mcp: bool = True
+) -> FastAPI:
+    """The FastAPI application over an opened :class:`ServerState` (closed when the app shuts down),
+    with the MCP tools at ``/mcp`` unless ``mcp`` is false."""
     from importlib.metadata import version
+
+    mcp_routes: list[Any] = []
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        if on_ready is not None:
-            on_ready()
         try:
-            yield
+            async with contextlib.AsyncExitStack() as stack:
+                if mcp_server is not None:
+                    await stack.enter_async_context(mcp_server.session_manager.run())
+                if on_ready is not None:
+                    on_ready()
+                yield
         finally:
             await asyncio.get_running_loop().run_in_executor(None, state.close)
 
@@ -536,6 +547,12 @@ def create_app(state: ServerState, on_ready: Callable[[], None] | None = None) -
         "makes one limited to namespaces). Errors are `{\"error\": {\"code\", \"message\"}}`.",
     )  # fmt: skip
     app.add_middleware(Guard, state=state)
+    mcp_server = None
+    if mcp:
+        from engramdb.platform.interfaces.server_mcp import mount_mcp
+
+        mcp_server = mount_mcp(mcp_routes, state)
+        app.router.routes.extend(mcp_routes)
     bearer = HTTPBearer(auto_error=False, description="The admin token, or a namespace-scoped one.")
 
     def principal(request: Request,
@@ -646,6 +663,15 @@ def create_app(state: ServerState, on_ready: Callable[[], None] | None = None) -
         """The namespace's documents ordered by id (`Memory.documents` rows), one page; `total` counts all."""
         page = await in_pool(state.ask_pool, state.documents, namespace, status or None, limit, offset)
         return EngramJSONResponse(page)
+
+    @app.get(f"{API_PREFIX}/namespaces/{{namespace}}/documents/{{doc_id:path}}", tags=["documents"],
+             summary="One document with its passages")  # fmt: skip
+    async def document(namespace: Namespace, doc_id: str) -> Response:
+        """`Memory.document`: id, title, status, source and the passages in order; 404 when unknown."""
+        found = await in_pool(state.ask_pool, lambda: state.memory(namespace).document(doc_id))
+        if found is None:
+            raise ApiError(404, "document_not_found", f"no document {doc_id!r} in namespace {namespace!r}")
+        return EngramJSONResponse(found)
 
     @app.delete(f"{API_PREFIX}/namespaces/{{namespace}}/documents", tags=["documents"],
                 summary="Delete documents, all or none")  # fmt: skip
@@ -806,6 +832,7 @@ def serve(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 
         def ready() -> None:
             log.info("serving on %s", url)
+            announce_server(settings.home, url)  # CLI commands of this home now go through us
             if announce is not None:
                 announce(f"engramdb serving on {url} (API docs {url}/docs; log {log_path})")
 
@@ -820,6 +847,7 @@ def serve(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
         log.error("could not serve: %s", exc, exc_info=not isinstance(exc, EngramError))
         raise
     finally:
+        withdraw_server(settings.home)
         state.close()
         sock.close()
         log.info("stopped")
