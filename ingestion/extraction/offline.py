@@ -98,7 +98,7 @@ def _build(doc: Doc, title: str | None, life: list[LifeFact]) -> GSW:
 def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
     facts: list[Fact] = []
     for lf in life:
-        if lf.kind in {"year", "converted"}:
+        if lf.kind in {"year", "converted", "alias", "cast"}:
             facts.extend(_aside_fact(table, lf))
             continue
         subj = table.entity_ending_at(lf.offset)
@@ -155,6 +155,12 @@ def _aside_fact(table: EntityTable, lf: LifeFact) -> list[Fact]:
         if rec.type == "NUMBER":
             rec.add_alias(f"{rec.name} ({lf.text})")  # the fuller name, both units
         return []
+    if lf.kind == "alias":
+        if rec.type not in {"DATE", "NUMBER"}:
+            rec.add_alias(lf.text)
+        return []
+    if lf.kind == "cast":
+        return _cast_fact(table, key, lf.text)
     verb = {"WORK": ("was", "released"), "EVENT": ("did", "take place")}.get(rec.type)
     if verb is None or not lf.date:
         return []
@@ -168,6 +174,22 @@ def _aside_fact(table: EntityTable, lf: LifeFact) -> list[Fact]:
         Question(f"{wh} {'released ' if rec.type == 'WORK' else ''}in {lf.date}?", [year], [key]),
     ]
     return [Fact(key, f"{aux} {what} in" if aux == "was" else "took place in", qs)]
+
+
+def _cast_fact(table: EntityTable, role: str, actors: str) -> list[Fact]:
+    """``Jefferson Smith (James Stewart)``: the actor plays the character just named."""
+    rec = table.get(role)
+    if rec.type not in {"PERSON", "THING"}:
+        return []
+    keys = [k for part in actors.split(" and ") if (k := table.add_entity(part, "PERSON", 0)) and k != role]
+    if not keys:
+        return []
+    names = " and ".join(table.get(k).name for k in keys)
+    qs = [
+        Question(f"Who played {rec.name}?", [role], keys),
+        Question(f"Who did {names} play?", keys, [role]),
+    ]
+    return [Fact(keys[0], "played", qs)]
 
 
 def _assemble(table: EntityTable, facts: list[Fact]) -> GSW:
@@ -187,6 +209,9 @@ def _assemble(table: EntityTable, facts: list[Fact]) -> GSW:
                 continue
             vp_key = (fact.subject, _tidy_vp(fact.vp))
             vp = vp_ids.setdefault(vp_key, f"v{len(vp_ids) + 1}")
+            # one QA pair per question: the same question from another fact ("A and B founded C")
+            # adds its answers to the first one's
+            vp = next((v for v, t in qa if t == text), vp)
             asked, ans = qa.setdefault((vp, text), ([], []))
             asked.extend(k for k in q.asked if k not in asked)
             ans.extend(k for k in answers if k not in ans)

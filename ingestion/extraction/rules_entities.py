@@ -104,7 +104,9 @@ class EntityTable:
                 spans.append((start, end, etype))
         spans = _merge_adjacent(doc, spans)
         quoted = _quoted_titles(doc)
-        spans = [sp for sp in spans if not any(sp[0] < e and s < sp[1] for s, e, _t in quoted)] + quoted
+        self._shared_heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
+        forced = quoted + [(s, e, "PLACE") for s, e in self._shared_heads]
+        spans = [sp for sp in spans if not any(sp[0] < e and s < sp[1] for s, e, _t in forced)] + forced
         title_spans = self._title_spans()
         kept: list[tuple[int, int, str, bool]] = []
         for s, e, t in spans:
@@ -173,7 +175,7 @@ class EntityTable:
             if span.text.lower() != self.title_name.lower():
                 self.records[key].add_alias(normalise_name(span.text))
         else:
-            name = normalise_name(span.text)
+            name = normalise_name(self._shared_heads.get((start, end), span.text))
             key = name_key(name)
             if not key or len(name) < 2:
                 return
@@ -286,6 +288,9 @@ class EntityTable:
                 rec = self.records.get(self.title_key) if self.title_key else None
                 if rec is None or rec.type in {"PERSON", "THING"}:
                     return self._ensure_title("PERSON")
+                if not self.title_hint_type and _personal_name(self.title_name):
+                    rec.type = "PERSON"  # "he" in the article "Horace Parlan": the NER's ORG was wrong
+                    return self.title_key
             return self._latest(tok, {"PERSON"})
         if low in THING_PRONOUNS:
             if self.title_name:
@@ -329,12 +334,28 @@ class EntityTable:
         return best
 
 
+def _personal_name(name: str) -> bool:
+    """``Horace Parlan``: two to four capitalised words, none a common noun of places, works or bodies."""
+    words = name.split()
+    return (
+        2 <= len(words) <= 4
+        and all(w[:1].isupper() and w.replace(".", "").replace("-", "").isalpha() for w in words)
+        and not any(w.lower() in NOUN_TYPES for w in words)
+    )
+
+
 def _trim(ent: Span) -> tuple[int, int]:
     start, end = ent.start, ent.end
     doc = ent.doc
     while start < end and (doc[start].lower_ in {"the", "a", "an"} or doc[start].is_punct):
         start += 1
-    while end > start and (doc[end - 1].tag_ == "POS" or doc[end - 1].is_punct and doc[end - 1].text != "."):
+    while end > start and (
+        doc[end - 1].tag_ == "POS"
+        or doc[end - 1].is_punct
+        and doc[end - 1].text != "."
+        or doc[end - 1].pos_ == "ADP"
+        and doc[end - 1].is_lower  # "Rude in"
+    ):
         end -= 1
     return start, end
 
@@ -403,4 +424,36 @@ def _quoted_titles(doc: Doc) -> list[tuple[int, int, str]]:
         if not words or sum(t.text[:1].isupper() for t in words) * 2 < len(words):
             continue  # a quoted phrase or sentence, not a title
         out.append((span.start, span.end, "WORK"))
+    return out
+
+
+_PLURAL_PLACE_HEADS = {
+    "county": "County",
+    "river": "River",
+    "island": "Island",
+    "province": "Province",
+    "lake": "Lake",
+    "street": "Street",
+    "district": "District",
+    "township": "Township",
+    "parish": "Parish",
+}
+
+
+def _shared_plural_heads(doc: Doc) -> dict[tuple[int, int], str]:
+    """``Crawford, Dent and Washington counties``: each listed name with the shared head, "Dent County"."""
+    out: dict[tuple[int, int], str] = {}
+    for tok in doc:
+        head = _PLURAL_PLACE_HEADS.get(tok.lemma_.lower()) if tok.tag_ == "NNS" else None
+        if head is None:
+            continue
+        firsts = [c for c in tok.children if c.dep_ in {"nmod", "compound", "amod"} and c.pos_ == "PROPN"]
+        for first in firsts:
+            for member in [first, *first.conjuncts]:
+                if member.pos_ != "PROPN" or member.i >= tok.i:
+                    continue
+                start = member.i
+                while start > 0 and doc[start - 1].dep_ == "compound" and doc[start - 1].head.i == member.i:
+                    start -= 1
+                out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
     return out

@@ -96,9 +96,16 @@ class RelationRules:
                 if chain and span[0] == chain[-1][1] + 1 and self.doc[chain[-1][1]].text == ",":
                     chain.append(span)
                     continue
-            if len(chain) > 1:
+            if len(chain) > 1 and not self._listed(chain[-1][1]):
                 self._chain_facts([k for _s, _e, k in chain])
             chain = [span] if span is not None and self.t.get(span[2]).type == "PLACE" else []
+
+    def _listed(self, end: int) -> bool:
+        """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and": a list, not a nesting."""
+        words = [t.lower_ for t in self.doc[end : end + 2]]
+        return bool(words) and (
+            words[0] in {"and", "or"} or words[:1] == [","] and words[1:] in (["and"], ["or"])
+        )
 
     def _chain_facts(self, keys: list[str]) -> None:
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
@@ -249,6 +256,12 @@ class RelationRules:
             )
             if named:  # "the American rock band Pearl Jam"
                 out.append(_Path(list(prefix), named, member))
+            if member.tag_ == "NNS":  # "through Crawford and Dent counties": each listed name
+                for mod in member.children:
+                    if mod.dep_ in {"nmod", "compound"} and mod.i < member.i:
+                        for m in [mod, *mod.conjuncts]:
+                            if (k := self.t.key_at(m)) and all(p.key != k for p in out):
+                                out.append(_Path(list(prefix), k, m))
             words = noun_phrase(member, self.t)
             if words is None:
                 continue
@@ -286,12 +299,28 @@ class RelationRules:
     # ------------------------------------------------------------- predicates
     def _predicate(self, pred: Token) -> None:
         subj, passive = self.subject(pred)
-        copula = pred.lemma_ == "be"
         if subj is None:
             subj = self._noun_subject_reversal(pred)
             if subj is None:
                 self._described_subject(pred, passive)
                 return
+        for key in [subj, *self._co_subjects(pred, subj)]:
+            self._predicate_for(pred, key, passive)
+
+    def _co_subjects(self, pred: Token, subj: str) -> list[str]:
+        """``A and B founded C``: the other named subjects, each doing what the first does."""
+        tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
+        if tok is None:
+            return []
+        out: list[str] = []
+        for conj in tok.conjuncts:
+            key = self.t.key_at(conj)
+            if key and key != subj and key not in out and self.t.key_at(tok) != key:
+                out.append(key)
+        return out
+
+    def _predicate_for(self, pred: Token, subj: str, passive: bool) -> None:
+        copula = pred.lemma_ == "be"
         if copula:
             self._describe(subj, pred)
         vg = VerbGroup(pred, passive, self.doc)

@@ -11,7 +11,7 @@ aside was, so the extractor can attach them to the entity just before it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _DATE = (
@@ -51,6 +51,7 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     )  # "Russo - Japanese" -> "Russo-Japanese"
     out: list[str] = []
     facts: list[LifeFact] = []
+    clauses: list[str] = []  # asides that are sentences of their own ("Ruth died in 1992")
     depth = 0
     start = 0
     buf_start = 0
@@ -64,7 +65,10 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
             depth -= 1
             if depth == 0:
                 anchor = len("".join(out).rstrip())
-                facts.extend(_life_facts(text[start:i], anchor))
+                found = _life_facts(text[start:i], anchor)
+                facts.extend(found)
+                if not found and _CLAUSE_RE.search(text[start:i]):
+                    clauses.append(text[start:i].strip())
                 buf_start = i + 1
     if depth == 0:
         out.append(text[buf_start:])
@@ -74,7 +78,11 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     cleaned = re.sub(r"\s+([,.;:])", r"\1", cleaned)
     cleaned = re.sub(r"\s+", " ", cleaned).strip()
     # offsets were taken on the text before the last squeeze; recompute them against the cleaned text
-    return cleaned, _realign(facts, "".join(out), cleaned)
+    facts = _realign(facts, "".join(out), cleaned)
+    for clause in clauses:  # parsed after the text, where they shift no offset
+        clause = clause[:1].upper() + clause[1:]
+        cleaned = f"{cleaned} {clause.rstrip('.;, ')}."
+    return cleaned, facts
 
 
 def _realign(facts: list[LifeFact], raw: str, cleaned: str) -> list[LifeFact]:
@@ -86,13 +94,16 @@ def _realign(facts: list[LifeFact], raw: str, cleaned: str) -> list[LifeFact]:
         mapping.append(j)
         if i < len(raw) and j < len(cleaned) and raw[i] == cleaned[j]:
             j += 1
-    return [LifeFact(mapping[min(f.offset, len(raw))], f.kind, f.date, f.place) for f in facts]
+    return [replace(f, offset=mapping[min(f.offset, len(raw))]) for f in facts]
 
 
 def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
     inner = inner.strip()
     found: list[LifeFact] = []
     for m in _EVENT_RE.finditer(inner):
+        lead = re.split(r"[;,]", inner[: m.start()])[-1]
+        if len(re.findall(r"[A-Za-z]{2,}", lead)) >= 2:
+            continue  # "(Ruth died in 1992)": someone else's death, a clause of its own
         kind = "born" if m.group("kind").startswith("b") else "died"
         date = m.group("date")
         place = m.group("place") or m.group("place1")
@@ -107,11 +118,25 @@ def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
             return [*born, LifeFact(anchor, "died", m.group("b").strip(), None)]
     if _YEAR_RE.fullmatch(inner):
         return [LifeFact(anchor, "year", inner, None)]
+    if _ACRONYM_RE.fullmatch(inner):
+        return [LifeFact(anchor, "alias", None, None, inner)]
+    if _CAST_RE.fullmatch(inner):  # "Jefferson Smith (James Stewart)": who plays the role
+        return [LifeFact(anchor, "cast", None, None, inner)]
     if _AMOUNT_RE.fullmatch(inner):
         return [LifeFact(anchor, "converted", None, None, inner)]
     return []
 
 
+# "(DZ)", "(NCP)": the short name of what was just named
+_ACRONYM_RE = re.compile(r"[A-Z][A-Z&.]{1,7}")
+_NAME = r"[A-Z][\w.'’-]+(?:\s+[A-Z][\w.'’-]+){1,3}"
+# "(Guy Kibbee)", "(John Beal and Wanda McKay)": actors after the characters they play
+_CAST_RE = re.compile(rf"{_NAME}(?:\s+and\s+{_NAME})?")
+# an aside that is a clause: a subject, a finite verb, at least four words
+_CLAUSE_RE = re.compile(
+    r"^(?!(?:also|formerly|now|or|i\.e\.|e\.g\.|see)\b)(?=(?:\S+\s+){3,})"
+    r".*\b(?:is|was|were|are|has|had|died|became|won|led|joined|moved|founded|built|married)\b"
+)
 # "(1948)", "(1904–05)": the year of the work or event just named
 _YEAR_RE = re.compile(r"\d{4}(?:\s*[–—-]+\s*\d{2,4})?")
 # "(−128.6 °F)", "(9,596 ft)", "(229 mi)": the amount just named, in other units
