@@ -1,6 +1,14 @@
 """Offline ingest throughput, and batched Cypher vs object-by-object neomodel writes.
 
     python benchmarks/bench_ingest.py [--corpus PATH] [--limit N] [--ratio-docs 100] [--out FILE]
+    python benchmarks/bench_ingest.py --travel 1000 [--out FILE]
+
+``--travel N`` measures the target of issue 28 in a form that travels between
+machines, in one process: our embedder embedding the first N passages alone,
+then a default ingest (every default stage) of the same N passages into a fresh
+namespace, and their ratio; with peak RSS, every text the embedder was given per
+passage (and how many were repeats of a text already embedded), and where the
+time went (embedding, vector writes and graph writes by caller).
 
 Part 1 ingests a corpus (default: the 6,119 2Wiki passages) into a fresh
 namespace with the offline extractor and embedder and reports passages/s,
@@ -28,8 +36,12 @@ from engramdb.ingestion.extraction.extractors import ChunkJob, OfflineGSWExtract
 from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.loaders import load_path
 from engramdb.ingestion.reconcile import EntityResolver
+from engramdb.ingestion.stages.clusters import CLUSTER_COLLECTION
+from engramdb.ingestion.stages.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.ingestion.writer import BatchRows, ChunkResult, build_rows, write_rows
+from engramdb.platform.embedders import make_embedder
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.platform.storage import passage_text
 
 
 def peak_rss_mb() -> float:
@@ -61,6 +73,135 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
         "entities": stats["entities"], "stage_seconds": report.stage_seconds,
         "peak_rss_mb_python": peak_rss_mb(),
     }  # fmt: skip
+
+
+class CountingEmbedder:
+    """The configured embedder, counting what it is given: texts, repeats of a text it was
+    already given in this run, and seconds, by the function that asked."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.seen: set[str] = set()
+        self.by_caller: dict[str, dict[str, float]] = {}
+
+    def _count(self, texts, seconds: float) -> None:
+        caller = sys._getframe(2).f_code.co_name
+        row = self.by_caller.setdefault(
+            caller, {"calls": 0, "texts": 0, "tokens": 0, "repeats": 0, "seconds": 0.0}
+        )
+        row["calls"] += 1
+        row["texts"] += len(texts)
+        row["tokens"] += sum(self.inner.count_tokens(texts)) if hasattr(self.inner, "count_tokens") else 0
+        row["repeats"] += sum(1 for t in texts if t in self.seen)
+        row["seconds"] += seconds
+        self.seen.update(texts)
+
+    def embed_documents(self, texts):
+        started = time.perf_counter()
+        out = self.inner.embed_documents(texts)
+        self._count(list(texts), time.perf_counter() - started)
+        return out
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
+    def count_tokens(self, texts):
+        return self.inner.count_tokens(texts)
+
+    def totals(self) -> dict[str, float]:
+        rows = self.by_caller.values()
+        return {k: sum(r[k] for r in rows) for k in ("texts", "tokens", "repeats", "seconds")}
+
+
+def _timed_method(obj, name: str, tally: dict[str, float], key) -> None:
+    """Wrap ``obj.name`` so its seconds add up in ``tally[key(args)]`` (instrumentation only)."""
+    inner = getattr(obj, name)
+
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            k = key(args)
+            tally[k] = tally.get(k, 0.0) + time.perf_counter() - started
+
+    setattr(obj, name, wrapper)
+
+
+def travel(settings, corpus: Path, n: int) -> dict:
+    """Embedding N passages alone vs a default ingest of them, in this one process."""
+    docs = load_path(corpus)[:n]
+    if len(docs) < n:
+        raise SystemExit(f"{corpus} has {len(docs)} passages, fewer than --travel {n}")
+    texts = [passage_text(d.title, d.text) for d in docs]
+
+    def embed_alone_seconds() -> float:
+        alone = make_embedder(settings)  # a fresh one each time: nothing remembered from a run before
+        alone.embed_documents(["warm up"])
+        started = time.perf_counter()
+        alone.embed_documents(texts)
+        return time.perf_counter() - started
+
+    alone_first = embed_alone_seconds()
+    rss_before = peak_rss_mb()
+    fresh = make_embedder(settings)  # nothing the baseline embedded may be reused by the ingest
+    fresh.embed_documents(["warm up"])
+    alone_tokens = sum(fresh.count_tokens(texts)) if hasattr(fresh, "count_tokens") else 0
+    run_before = getattr(fresh, "texts_embedded", None)
+    counting = CountingEmbedder(fresh)
+    namespace = f"bench-travel-{uuid.uuid4().hex[:8]}"
+    with Memory(namespace, settings, embedder=counting) as memory:
+        memory.ingestor  # noqa: B018 - open the stores and stages before timing
+        upserts: dict[str, float] = {}
+        _timed_method(memory.vectors, "upsert", upserts, lambda a: a[0])
+        started = time.perf_counter()
+        report = memory.ingest(docs)
+        ingest_s = time.perf_counter() - started
+        alone_last = embed_alone_seconds()  # the machine's speed may drift: baseline before and after
+        stats = memory.stats()
+        for collection in (FACT_COLLECTION, GIST_COLLECTION, CLUSTER_COLLECTION):
+            memory.vectors.ensure_collection(collection, counting.dim)
+            stats[f"{collection}_vectors"] = memory.vectors.count(collection, namespace)
+    totals = counting.totals()
+    embed_alone = (alone_first + alone_last) / 2
+    # texts the model itself ran (an embedder that reuses vectors runs fewer than it is given)
+    model_texts = (
+        fresh.texts_embedded - run_before if run_before is not None else totals["texts"] - totals["repeats"]
+    )
+    return {
+        "corpus": str(corpus), "namespace": namespace, "passages": n,
+        "embed_alone_seconds": embed_alone, "embed_alone_runs": [alone_first, alone_last], "ingest_seconds": ingest_s, "ratio": ingest_s / embed_alone,
+        "peak_rss_mb_python": peak_rss_mb(), "peak_rss_mb_before_ingest": rss_before,
+        "texts_embedded_per_passage": totals["texts"] / n, "repeats_per_passage": totals["repeats"] / n,
+        "distinct_texts_per_passage": (totals["texts"] - totals["repeats"]) / n,
+        "model_texts_per_passage": model_texts / n,
+        "embed_seconds_in_ingest": totals["seconds"], "tokens_embedded_alone": alone_tokens,
+        "tokens_embedded_in_ingest": totals["tokens"], "embedding_by_caller": counting.by_caller,
+        "vector_upsert_seconds": upserts, "stage_seconds": report.stage_seconds, "stats": stats,
+    }  # fmt: skip
+
+
+def print_travel(r: dict) -> None:
+    print(f"travel: {r['passages']} passages: default ingest {r['ingest_seconds']:.1f} s vs embedding them alone "
+          f"{r['embed_alone_seconds']:.1f} s (mean of {', '.join(f'{x:.1f}' for x in r['embed_alone_runs'])} "
+          f"before and after it) = {r['ratio']:.1f}x; peak RSS (python) {r['peak_rss_mb_python']:.0f} MB "
+          f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest)")  # fmt: skip
+    print(f"  texts given to the embedder per passage {r['texts_embedded_per_passage']:.1f} "
+          f"({r['distinct_texts_per_passage']:.1f} distinct, {r['repeats_per_passage']:.1f} repeats), "
+          f"run through the model {r['model_texts_per_passage']:.1f}, "
+          f"embedding {r['embed_seconds_in_ingest']:.1f} s of the ingest; tokens embedded: ingest "
+          f"{r['tokens_embedded_in_ingest']:,}, passages alone {r['tokens_embedded_alone']:,}")  # fmt: skip
+    for caller, row in sorted(r["embedding_by_caller"].items(), key=lambda kv: -kv[1]["seconds"]):
+        print(f"    {caller}: {row['texts']:.0f} texts ({row['repeats']:.0f} repeats, {row['tokens']:.0f} tokens) "
+              f"in {row['calls']:.0f} calls, "
+              f"{row['seconds']:.1f} s")  # fmt: skip
+    print("  vector upserts (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["vector_upsert_seconds"].items()))
+    print("  pipeline steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
+    print("  stats: " + ", ".join(f"{k} {v}" for k, v in r["stats"].items() if k != "namespace"))
 
 
 def _rows_for(docs, settings, namespace: str) -> BatchRows:
@@ -174,11 +315,21 @@ def main() -> None:
         "--ratio-repeat", type=int, default=3, help="Runs of the write-path comparison (median)."
     )
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument(
+        "--travel", type=int, metavar="N",
+        help="Only the travelling target: embed N passages alone vs a default ingest of them.",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     settings = bench_settings()
     results: dict = {}
     with local_neo4j(settings):
+        if args.travel:
+            results["travel"] = travel(settings, args.corpus, args.travel)
+            print_travel(results["travel"])
+            if args.out:
+                args.out.write_text(json.dumps(results, indent=2))
+            return
         if not args.skip_throughput:
             results["ingest"] = ingest_throughput(settings, args.corpus, args.limit)
             r = results["ingest"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,13 +206,24 @@ class Ingestor:
                 self._delete_memory(doc.id, keep_document=True)
                 report.replaced += bool(prior["content_hash"]) and prior["content_hash"] != doc.content_hash
             todo.append(doc)
-        for start in range(0, len(todo), self.batch_size):
-            batch = todo[start : start + self.batch_size]
-            self._ingest_batch(batch, report, on_part)
-            if progress:
-                progress(len(batch))
+        with self._bulk_load(bool(todo)):
+            for start in range(0, len(todo), self.batch_size):
+                batch = todo[start : start + self.batch_size]
+                self._ingest_batch(batch, report, on_part)
+                if progress:
+                    progress(len(batch))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _bulk_load(self, loading: bool) -> AbstractContextManager[None]:
+        """Vector indexing deferred to the end of the ingest for the collections no step searches
+        while ingesting (QA vectors, the stages' bulk collections), where the store can: one
+        HNSW build per collection instead of one per ~13k points and every merge after."""
+        deferred = getattr(self.vectors, "deferred_indexing", None)
+        if not loading or deferred is None:
+            return nullcontext()
+        collections = [QA_COLLECTION] + [c for stage in self.stages for c in stage.bulk_collections]
+        return deferred(collections)
 
     def _identify(
         self, documents: Sequence[Document], failed: Sequence[FileProblem], report: IngestReport

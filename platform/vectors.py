@@ -32,6 +32,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -428,6 +429,9 @@ class EdgeVectorStore:
         self._lock = threading.RLock()
         self._shards: dict[str, _Shard] = {}
         self._closed = False
+        #: Collections whose optimizers wait for the end of a load (see :meth:`deferred_indexing`),
+        #: with a count of the loads holding each.
+        self._deferred: dict[str, int] = {}
         self._owner: OwnerLock = _own_store_folder(self.path)
 
     # -- opening ---------------------------------------------------------
@@ -529,7 +533,7 @@ class EdgeVectorStore:
                 ]
                 s.shard.update(qe.UpdateOperation.upsert_points(batch))
             s.shard.flush()
-            if self.auto_optimize:
+            if self.auto_optimize and not self._deferred.get(collection):
                 s.shard.optimize()
 
     def search(
@@ -624,6 +628,35 @@ class EdgeVectorStore:
                 raise VectorStoreError("error closing vector collections: " + "; ".join(errors))
 
     # -- extras (embedded only) -------------------------------------------
+    @contextmanager
+    def deferred_indexing(self, collections: Sequence[str]) -> Iterator[None]:
+        """A bulk load: ``upsert`` into ``collections`` skips Qdrant's optimizers until the block
+        ends, then each is optimized once. Run after every call, the optimizers turn each new
+        ~13k points into an HNSW segment and merge segments again and again (a long document's QA
+        vectors rebuilt the graph about twenty times). Upserts still go through the write-ahead
+        log and are flushed before returning, so a killed process loses nothing acknowledged; a
+        collection left unoptimized is searched exactly (slower, never less accurate) until its
+        next optimize. Use it only for collections nobody searches during the load, so what the
+        load itself finds is unchanged. When the block raises, the optimize is left to the next
+        upsert or load."""
+        names = [_check_collection(c) for c in dict.fromkeys(collections)]
+        with self._lock:
+            for name in names:
+                self._deferred[name] = self._deferred.get(name, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                for name in names:
+                    self._deferred[name] -= 1
+                    if not self._deferred[name]:
+                        del self._deferred[name]
+        if self.auto_optimize:
+            with self._lock:
+                for name in names:
+                    if not self._deferred.get(name) and self._shard(name) is not None:
+                        self.optimize(name)
+
     def optimize(self, collection: str) -> bool:
         """Build pending HNSW / merge segments now; True if anything was done.
 
