@@ -65,6 +65,8 @@ from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import GSW
 
 DATA = SHARED / "data"
+# The silver figures of the offline extractor before issue 26's rules (v1.1), printed beside a new run.
+BEFORE = Path(__file__).with_name("bench_extractor_before.json")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PRONOUNS = re.compile(r"\b(he|she|it|they|him|her|his|its|their|them)\b", re.IGNORECASE)
 _STOP = set(
@@ -185,13 +187,21 @@ def main(argv: list[str] | None = None) -> int:
         "--silver", type=Path, help="folder of recorded LLM replies: the silver-standard mode"
     )
     parser.add_argument("--json", type=Path, help="with --silver: write the figures to this JSON file")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=BEFORE,
+        help="with --silver: a stored run (--json) printed beside this one ('none': no comparison)",
+    )
     args = parser.parse_args(argv)
     extractor = OfflineExtractor(n_process=args.n_process)
     if args.silver:
         from silver_support import print_silver, run_silver
 
-        silver = run_silver(extractor, args.silver, normalise)
-        print_silver(silver)
+        musique = DATA / "musique" / "questions.json"
+        silver = run_silver(extractor, args.silver, normalise, musique if musique.exists() else None)
+        before = json.loads(args.before.read_text()) if args.before and args.before.exists() else None
+        print_silver(silver, before)
         if args.json:
             args.json.write_text(json.dumps(silver, indent=2) + "\n")
         return 0

@@ -24,7 +24,6 @@ from engramdb.ingestion.extraction.offline import ChunkText, OfflineExtractor
 from engramdb.ingestion.gsw import ENTITY_TYPES, GSW, TYPE_SYNONYMS, Entity
 
 HALVES = ("design", "held-out")
-MISS_SAMPLE = 200
 Normaliser = Callable[[str], str]
 
 
@@ -209,12 +208,16 @@ def source_sentence(miss: Miss) -> str | None:
     return None
 
 
-def classify(misses: list[Miss], sample: int = MISS_SAMPLE, seed: int = 0) -> dict[str, dict[str, int]]:
-    """Counts per rough class for a fixed sample of entity misses and of pair misses (classes overlap)."""
+def classify(misses: list[Miss], sample: int | None = None, seed: int = 0) -> dict[str, dict[str, int]]:
+    """Counts per rough class of the entity misses and of the pair misses (classes overlap).
+
+    Every miss is classified unless ``sample`` asks for a fixed random sample; counting them all
+    makes the counts of two extractor versions comparable as they stand.
+    """
     out: dict[str, dict[str, int]] = {}
     for kind in ("entity", "pair"):
         of_kind = [m for m in misses if m.kind == kind]
-        chosen = random.Random(seed).sample(of_kind, min(sample, len(of_kind)))
+        chosen = of_kind if sample is None else random.Random(seed).sample(of_kind, min(sample, len(of_kind)))
         counts: Counter[str] = Counter({"sampled": len(chosen), "total misses": len(of_kind)})
         for m in chosen:
             sentence = source_sentence(m)
@@ -230,8 +233,45 @@ def classify(misses: list[Miss], sample: int = MISS_SAMPLE, seed: int = 0) -> di
 # --------------------------------------------------------------------------- the run
 
 
-def run_silver(extractor: OfflineExtractor, folder: Path, norm: Normaliser) -> dict:
-    """Figures per half and overall, offline throughput and rough miss classes for the recordings in ``folder``."""
+def hop_coverage(extractor: OfflineExtractor, items: list[dict], norm: Normaliser) -> dict[str, float | int]:
+    """Share of MuSiQue hops whose gold answer is an answer entity of its supporting paragraph's QA pairs.
+
+    ``exact``: the normalised gold answer equals the normalised name or an alias of some QA pair's
+    answer entity in the GSW of the hop's supporting paragraph; ``contained``: it is contained in
+    such a name as whole words (the looser check of ``evaluate``'s answer recall).
+    """
+    paragraphs: dict[tuple[str, str], ChunkText] = {}
+    for item in items:
+        for hop in item["question_decomposition"]:
+            p = item["paragraphs"][hop["paragraph_support_idx"]]
+            paragraphs.setdefault(
+                (p["title"], p["paragraph_text"]), ChunkText(p["paragraph_text"], p["title"])
+            )
+    keys = list(paragraphs)
+    gsws = dict(zip(keys, extractor.extract_many([paragraphs[k] for k in keys]), strict=True))
+    hops = exact = contained = 0
+    for item in items:
+        for hop in item["question_decomposition"]:
+            p = item["paragraphs"][hop["paragraph_support_idx"]]
+            gsw = gsws[(p["title"], p["paragraph_text"])]
+            names: set[str] = set()
+            for qa in gsw.qa_pairs:
+                for a in qa.answer_entity_ids:
+                    names |= _keys(gsw.entity(a), norm)
+            gold = norm(hop["answer"])
+            hops += 1
+            exact += gold in names
+            contained += any(gold and f" {gold} " in f" {n} " for n in names)
+    return {"hops": hops, "exact": exact / hops, "contained": contained / hops}
+
+
+def run_silver(
+    extractor: OfflineExtractor, folder: Path, norm: Normaliser, musique: Path | None = None
+) -> dict:
+    """Figures per half and overall, offline throughput and miss classes for the recordings in ``folder``.
+
+    With ``musique`` (a MuSiQue file with gold decompositions), also the hop coverage there.
+    """
     recs = load_recordings(folder)
     chunks = [ChunkText(r.passage, r.title) for r in recs]
     extractor.extract_many(chunks[:20])  # warm up
@@ -256,29 +296,59 @@ def run_silver(extractor: OfflineExtractor, folder: Path, norm: Normaliser) -> d
         "passages_per_second": speed,
         "n_process": extractor.n_process,
         "miss_classes": classify(misses),
+        "hop_coverage": hop_coverage(extractor, json.loads(musique.read_text()), norm) if musique else None,
+        "musique": str(musique) if musique else None,
     }
 
 
-def print_silver(result: dict) -> None:
-    """The figures as a small table (design | held-out | overall), throughput, and the rough miss classes."""
+def _cell(value: float | int | None) -> str:
+    if value is None:
+        return f"{'-':>8}"
+    return f"{value:>8.3f}" if isinstance(value, float) else f"{value:>8}"
+
+
+def print_silver(result: dict, before: dict | None = None) -> None:
+    """The figures (design | held-out | overall, each beside the ``before`` run's), throughput, hop
+    coverage and the miss classes (counts before and after)."""
     print(f"extractor {result['extractor']} vs the model's GSW in {result['folder']}")
+    if before:
+        print(f"before = {before['extractor']} (stored run), after = this run")
     cols = [*HALVES, "overall"]
-    print(f"{'':>16} " + " ".join(f"{c:>9}" for c in cols))
+    sub = ["before", "after"] if before else ["after"]
+    print(f"{'':>16} " + " ".join(f"{c:>{9 * len(sub) - 1}}" for c in cols))
+    if before:
+        print(f"{'':>16} " + " ".join(" ".join(f"{x:>8}" for x in sub) for _c in cols))
     for key in result["overall"]:
         cells = []
         for c in cols:
-            v = result[c][key]
-            cells.append(f"{v:>9.3f}" if isinstance(v, float) else f"{v:>9}")
+            if before:
+                cells.append(_cell(before[c].get(key)))
+            cells.append(_cell(result[c][key]))
         print(f"{key:>16} " + " ".join(cells))
-    print(f"{'passages/s':>16} {result['passages_per_second']:>9.1f} (offline, one extract_many over all "
-          f"passages after a warm-up, n_process={result['n_process']})")  # fmt: skip
+    speed = f"{result['passages_per_second']:>8.1f}"
+    if before:
+        speed = f"{before['passages_per_second']:>8.1f} -> {result['passages_per_second']:.1f}"
+    print(f"{'passages/s':>16} {speed} (offline, one extract_many over all passages after a warm-up, "
+          f"n_process={result['n_process']}; the before figure is the stored run's, on a possibly busier machine)")  # fmt: skip
+    hop = result.get("hop_coverage")
+    if hop:
+        was = (before or {}).get("hop_coverage") or {}
+        print(f"\nHop coverage on {result['musique']} ({hop['hops']} gold hops): share whose gold answer is an "
+              "answer entity of its supporting paragraph's QA pairs")  # fmt: skip
+        for key in ("exact", "contained"):
+            prev = f"{was[key]:.3f} -> " if key in was else ""
+            print(f"{key:>16} {prev}{hop[key]:.3f}")
     print(
-        "\nModel entities/pairs the offline extractor misses, by rough class -- a FIRST ROUGH classification "
+        "\nModel entities/pairs the offline extractor misses, by rough class -- a rough classification "
         "by regexes on the source sentence (the first sentence naming the entities); a miss may fall in "
-        "several classes, 'other' = none matched:"
+        "several classes, 'other' = none matched; every miss is counted:"
     )
     for kind, counts in result["miss_classes"].items():
-        print(f"  {kind} misses: {counts['total misses']} in all, {counts['sampled']} sampled")
-        for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-            if name not in ("sampled", "total misses"):
-                print(f"    {name:<40} {n:>4}")
+        old = (before or {}).get("miss_classes", {}).get(kind, {})
+        head = f"{old['total misses']} before, " if "total misses" in old else ""
+        print(f"  {kind} misses: {head}{counts['total misses']} after")
+        names = [n for n in counts if n not in ("sampled", "total misses")]
+        names += [n for n in old if n not in counts and n not in ("sampled", "total misses")]
+        for name in sorted(names, key=lambda n: -counts.get(n, 0)):
+            prev = f"{old.get(name, 0):>6} -> " if old else ""
+            print(f"    {name:<40} {prev}{counts.get(name, 0):>6}")

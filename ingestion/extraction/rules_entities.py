@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from spacy.tokens import Doc, Span, Token
 
 from engramdb.ingestion.extraction.rules_lexicon import (
+    ABSTRACT_NOUNS,
     GROUP_PRONOUNS,
     NER_TYPES,
     NOUN_TYPES,
@@ -321,6 +322,13 @@ class EntityTable:
                 return self._ensure_title(noun_type)
             if rec is not None and rec.type == noun_type:
                 return self.title_key
+            if rec is not None and rec.type == "THING" and not self.title_hint_type:
+                rec.type = noun_type  # "the series" in an article whose topic had no type yet
+                return self.title_key
+        if noun in ABSTRACT_NOUNS and tok.dep_ in {"nsubj", "nsubjpass"} and self.title_name:
+            # "The concept was developed by ..." in the article on that concept
+            if rec is None or rec.type not in {"PERSON", "PLACE", "DATE", "NUMBER"}:
+                return self._ensure_title()
         return None
 
     def _latest(self, tok: Token, types: set[str]) -> str | None:

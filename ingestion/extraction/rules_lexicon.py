@@ -128,6 +128,14 @@ for _t, _words in {
     for _w in _words.split():
         NOUN_TYPES[_w] = _t
 
+# Nouns by which an article refers back to its abstract topic ("The concept was developed by ...").
+ABSTRACT_NOUNS = frozenset(
+    "concept idea theory term policy doctrine law act treaty agreement practice method technique process "
+    "phenomenon movement style genre tradition project programme program system scheme plan event "
+    "festival tournament competition championship race award prize species genus disease condition "
+    "dish word phrase name language dialect religion sport game structure building".split()
+)
+
 COUNTRIES = frozenset(
     x.lower()
     for x in """Afghanistan|Albania|Algeria|Andorra|Angola|Argentina|Armenia|Australia|Austria|Azerbaijan|

@@ -69,6 +69,7 @@ class RelationRules:
         self.doc = doc
         self.t = table
         self.facts: list[Fact] = []
+        self.within: dict[str, list[str]] = {}  # a place -> the places a comma chain puts it in
 
     # ------------------------------------------------------------------ entry
     def run(self) -> list[Fact]:
@@ -91,14 +92,35 @@ class RelationRules:
         """
         spans = sorted({(s, e, k) for s, e, k in self.t.mention_spans})
         chain: list[tuple[int, int, str]] = []
-        for span in [*spans, None]:
+
+        for n, span in enumerate([*spans, None]):
             if span is not None and self.t.get(span[2]).type == "PLACE":
-                if chain and span[0] == chain[-1][1] + 1 and self.doc[chain[-1][1]].text == ",":
+                if chain and self._follows(chain[-1], span):
                     chain.append(span)
                     continue
             if len(chain) > 1 and not self._listed(chain[-1][1]):
                 self._chain_facts([k for _s, _e, k in chain])
-            chain = [span] if span is not None and self.t.get(span[2]).type == "PLACE" else []
+            chain = [span] if span is not None and self._place_like(span, spans[n + 1 : n + 2]) else []
+
+    def _follows(self, a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+        """Mention ``b`` comes right after mention ``a`` and a comma."""
+        return b[0] == a[1] + 1 and self.doc[a[1]].text == ","
+
+    def _place_like(self, span: tuple[int, int, str], nxt: list[tuple[int, int, str]]) -> bool:
+        """A place, or a name the NER mistyped that a country or state follows ("Copenhagen, Denmark")."""
+        rec = self.t.get(span[2])
+        if rec.type == "PLACE":
+            return True
+        if (
+            rec.type in {"ORG", "THING"}
+            and nxt
+            and self._follows(span, nxt[0])
+            and span[2] != self.t.title_key
+        ):
+            if place_kind(self.t.get(nxt[0][2]).name) in {"country", "state"}:
+                rec.type = "PLACE"
+                return True
+        return False
 
     def _listed(self, end: int) -> bool:
         """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and": a list, not a nesting."""
@@ -114,6 +136,7 @@ class RelationRules:
         first = self.t.get(keys[0])
         first.add_alias(f"{first.name}, {self.t.get(keys[1]).name}")
         for i, inner in enumerate(keys[:-1]):
+            self.within.setdefault(inner, [k for k in keys[i + 1 :] if k not in self.within.get(inner, [])])
             name = self.t.get(inner).name
             for outer in keys[i + 1 :]:
                 where = self.t.get(outer).name
@@ -287,7 +310,8 @@ class RelationRules:
     def _co_places(self, tok: Token, key: str) -> list[str]:
         if self.t.get(key).type != "PLACE":
             return []
-        return [
+        chained = [k for k in self.within.get(key, []) if k != key]
+        return chained + [
             k
             for c in tok.children
             if c.dep_ in {"appos", "npadvmod"}
