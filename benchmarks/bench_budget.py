@@ -1,6 +1,6 @@
 """Ask latency with a token budget against without one, for every strategy, in one run.
 
-    python benchmarks/bench_budget.py [--budget 256] [--repeat 2] [--limit 50] [--out FILE]
+    python benchmarks/bench_budget.py [--budget 256] [--repeat 2] [--limit 50] [--strategies a,b] [--out FILE]
 
 Memory: the MuSiQue corpus (1,890 passages), offline ingest with every default
 stage (skipped when already ingested in the namespace). Each MuSiQue question
@@ -39,13 +39,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--strategies", help="comma-separated strategy names (default: all)")
     args = parser.parse_args()
     settings = bench_settings()
     questions = json.loads((SHARED / "data" / "musique" / "questions.json").read_text())[: args.limit]
     results: dict[str, dict] = {}
     with local_neo4j(settings), Memory("bench-budget", settings) as memory:
         memory.ingest(load_path(SHARED / "data" / "musique" / "corpus.json"))
-        for name in strategy_names():
+        for name in args.strategies.split(",") if args.strategies else strategy_names():
             for budget in (None, args.budget):  # warm-up: models, calibrations, snapshots
                 memory.ask(questions[0]["question"], strategy=name, budget=budget)
             runs: dict[str, list[tuple[float, int]]] = {"none": [], "budget": []}

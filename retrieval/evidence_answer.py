@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
+from engramdb.platform.vectors import VectorHit
+from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.results import NA, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext
 
@@ -63,11 +65,26 @@ class EvidenceAnswerer:
         self._lock = threading.Lock()
 
     def answer(
-        self, question: str, evidence: Sequence[Evidence], query: np.ndarray | None = None
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        query: np.ndarray | None = None,
+        candidates: Sequence[QACandidate] | None = None,
+        version: str | None = None,
     ) -> EvidenceAnswer:
+        """The answer from ``evidence``. ``candidates``, when given, are the QA pairs of a wider set
+        of chunks fetched earlier (while the strategy waited on something else): only those of the
+        evidence's chunks count, and no search is made here. ``version`` is the memory version
+        when the strategy has just read it (spares the bar's freshness check)."""
         chunk_ids = list(dict.fromkeys(c for e in evidence for c in e.chunk_ids))
-        threshold = self.na_threshold()
-        best = self.best_qa(question, chunk_ids, query)
+        # the bar's freshness check (one read) waits on Neo4j while this thread reranks
+        bar = IO_POOL.submit(self.na_threshold, version)
+        if candidates is None:
+            best = self.best_qa(question, chunk_ids, query)
+        else:
+            held = set(chunk_ids)
+            best = self._best(question, [c for c in candidates if c.chunk_id in held])
+        threshold = bar.result()
         if best is None:
             return EvidenceAnswer(NA, None, None, threshold)
         qa, score = best
@@ -81,27 +98,17 @@ class EvidenceAnswerer:
         if not chunk_ids:
             return None
         ctx = self.context
-        rows = ctx.graph.read("traversals/qa_pairs_of_chunks", chunk_ids=list(chunk_ids))
-        if not rows:
-            return None
         query = ctx.embedder.embed_query(question) if query is None else query
-        vectors = ctx.vectors.get_vectors(QA_COLLECTION, ctx.namespace, [r["qa_id"] for r in rows])
-        candidates = [
-            QACandidate(
-                qa_id=r["qa_id"], question=r["question"], answer_ids=tuple(r["answer_ids"]),
-                answer_names=tuple(r["answer_names"]), answer_types=tuple(t or "" for t in r["answer_types"]),
-                question_entity_ids=tuple(r["question_entity_ids"] or ()), doc_id=r["doc_id"], chunk_id=r["chunk_id"],
-                verb_phrase=r["verb_phrase"] or "", via=("evidence",),
-                dense_score=float(np.dot(vectors[r["qa_id"]], query)) if r["qa_id"] in vectors else None,
-            )
-            for r in rows
-        ]  # fmt: skip
-        scored = ctx.reranker.score(question, candidates)
+        return self._best(question, qa_candidates(ctx, np.asarray(query, dtype=np.float32), chunk_ids))
+
+    def _best(self, question: str, candidates: Sequence[QACandidate]) -> tuple[QACandidate, float] | None:
+        scored = self.context.reranker.score(question, list(candidates))
         return (scored[0].qa, float(scored[0].score)) if scored else None
 
-    def na_threshold(self) -> float:
-        """This memory's N/A bar (1.0, always N/A, for a memory without QA pairs); cached per memory version."""
-        version = self.context.graph.memory_version()
+    def na_threshold(self, version: str | None = None) -> float:
+        """This memory's N/A bar (1.0, always N/A, for a memory without QA pairs); cached per memory
+        version (``version`` when the caller knows it, else read)."""
+        version = self.context.graph.memory_version() if version is None else version
         with self._lock:
             if self._bar is not None and self._bar[0] == version:
                 return self._bar[1]
@@ -123,3 +130,33 @@ class EvidenceAnswerer:
             best = self.best_qa(item["question"], others, vector)
             scores.append(best[1] if best else 0.0)
         return float(np.quantile(scores, self.na_quantile)) if scores else 1.0
+
+
+#: Most QA pairs read per passage for the offline answer (MuSiQue passages hold 10 on average, 62 at most).
+QA_PER_PASSAGE = 500
+
+
+def qa_candidates(
+    context: AskContext, vector: np.ndarray, chunk_ids: Sequence[str], via: str = "evidence"
+) -> list[QACandidate]:
+    """The QA pairs of these passages, each with its cosine to ``vector``: one filtered vector
+    search (the QA points carry question, answers and types in their payload), so no graph read
+    sits on the answer's path (measured: a graph read of the pairs and a second fetch of their
+    vectors cost about 10 ms more per ask)."""
+    if not chunk_ids:
+        return []
+    hits = context.vectors.search(
+        QA_COLLECTION, context.namespace, vector, QA_PER_PASSAGE * len(chunk_ids),
+        where={"chunk_id": list(chunk_ids)},
+    )  # fmt: skip
+    return [_candidate(h, via) for h in hits]
+
+
+def _candidate(hit: VectorHit, via: str) -> QACandidate:
+    p = hit.payload
+    return QACandidate(
+        qa_id=hit.key, question=p.get("question") or "", answer_ids=tuple(p.get("answer_entity_ids") or ()),
+        answer_names=tuple(p.get("answer_names") or ()), answer_types=tuple(p.get("answer_types") or ()),
+        question_entity_ids=tuple(p.get("question_entity_ids") or ()), doc_id=p.get("doc_id") or "",
+        chunk_id=p.get("chunk_id") or "", dense_score=float(hit.score), via=(via,),
+    )  # fmt: skip

@@ -6,7 +6,7 @@ strategy ranks its candidate units (its own structures first, then the
 passages they came from, then passages found by dense search for the question
 and its sub-questions), and this packer fills the budget from that ranking, so
 a strategy never does worse than passages merely for lack of room, and every
-strategy is measured with the same ruler (:func:`engramdb.platform.embedders.count_tokens`).
+strategy is measured with the same ruler (:func:`engramdb.retrieval.evidence.text_tokens`).
 
 Rules, in order of the ranking:
 
@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engramdb.ingestion.documents import split_sentences
-from engramdb.platform.embedders import count_tokens, token_counts
-from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence
+from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence, text_tokens
+from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.rerankers import content_words
 from engramdb.retrieval.results import Evidence
 
@@ -52,7 +53,7 @@ _SPACE = re.compile(r"\s+")
 
 
 def tokens(text: str) -> int:
-    return count_tokens([text])
+    return text_tokens([text])[0]
 
 
 def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> list[Evidence]:
@@ -62,7 +63,7 @@ def pack(units: Sequence[Evidence], budget: int, focus: Iterable[str] = ()) -> l
     far): it decides which sentences of a passage are kept when it has to be shortened.
     """
     wanted = set().union(*(content_words(f) for f in focus)) if focus else set()
-    sizes = token_counts([u.text for u in units])  # one tokenizer call for the whole ranking
+    sizes = text_tokens([u.text for u in units])  # one tokenizer call for the whole ranking
     chosen: list[Evidence] = []
     seen_text: list[str] = []
     seen_words: set[str] = set()
@@ -102,7 +103,7 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
         return None
     head = f"{title}\n" if title else ""
     room -= tokens(head) if head else 0
-    costs = [n + 1 for n in token_counts(sentences)]  # a joining space or elision mark
+    costs = [n + 1 for n in text_tokens(sentences)]  # a joining space or elision mark
 
     def value(i: int) -> tuple[int, int]:
         return (len(wanted & content_words(sentences[i])), -i)
@@ -163,6 +164,24 @@ def interleave(*rankings: Sequence[Evidence]) -> list[Evidence]:
     return out
 
 
+def passage_tier(
+    context: AskContext, question: str, query: Sequence[float] | None = None
+) -> Future[list[dict[str, Any]]]:
+    """Start the search for the budget's passage tier (dense passages for ``question``, whose
+    vector is ``query`` when the strategy embedded it already) on the I/O pool, so it runs while
+    the strategy searches its own structures; hand the future to :func:`fill_budget`. Its result
+    is chunk rows with their documents, which also cite the passages without another read. Pass
+    the vector where there is one: two threads embedding the same question at once was measured
+    to cost more than the overlap saves on two cores."""
+    return IO_POOL.submit(_dense_rows, context, question, query)
+
+
+def _dense_rows(
+    context: AskContext, question: str, query: Sequence[float] | None = None
+) -> list[dict[str, Any]]:
+    return dense_passage_rows(context.graph, context.vectors, context.embedder, question, PASSAGE_POOL, query)
+
+
 def fill_budget(
     context: AskContext,
     budget: int,
@@ -170,6 +189,7 @@ def fill_budget(
     queries: Sequence[str],
     focus: Iterable[str] = (),
     passages: Sequence[Evidence] = (),
+    tier: Future[list[dict[str, Any]]] | None = None,
 ) -> list[Evidence]:
     """A strategy's ranking packed into ``budget`` tokens: its compact units (QA pairs, sentences,
     facts, memory points) first, in its order; then passages taken in turn from plain similarity
@@ -178,10 +198,9 @@ def fill_budget(
     by similarity is always there when a passage fits, and each one after it is matched by one
     the strategy's structure found. The other ``queries`` (sub-questions) and ``focus`` choose the
     sentences of a passage that must be shortened. Dense search for the sub-questions too was
-    measured: the same answer-in-evidence on both own question sets, 20-30 ms more per ask."""
-    found = passage_evidence(
-        dense_passage_rows(context.graph, context.vectors, context.embedder, queries[0], PASSAGE_POOL)
-    )
+    measured: the same answer-in-evidence on both own question sets, 20-30 ms more per ask.
+    ``tier`` is the dense search already started by :func:`passage_tier` for ``queries[0]``."""
+    found = passage_evidence(tier.result() if tier is not None else _dense_rows(context, queries[0]))
     compact = [u for u in own if u.kind in COMPACT_KINDS]
     wide = [u for u in own if u.kind not in COMPACT_KINDS]
     return pack([*compact, *interleave(found, [*wide, *passages])], budget, focus=[*queries, *focus])

@@ -21,6 +21,7 @@ from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, dense_passage_rows, evidence_tokens, passage_evidence
 from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.hop_retrieval import lucene_query
+from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.packing import PASSAGE_POOL, pack
 from engramdb.retrieval.results import AskResult, PassageDetails
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
@@ -65,13 +66,14 @@ class PassageStrategy(AskStrategy):
         if budget is not None:  # top passages until the budget is full, the last one cut to whole sentences
             evidence = pack(evidence, budget, focus=[question])
         t0 = time.perf_counter()
+        citing = IO_POOL.submit(citations, self.context.graph, evidence, rows)
         if self.answerer is not None:
             reply = self.answerer.answer_texts(question, [e.text for e in evidence])
             answer, answered_by = reply.text, reply.source
         else:
             answer, answered_by = self.evidence_answerer.answer(question, evidence).text, "offline"
         timings["answer"] = time.perf_counter() - t0
-        cited = citations(self.context.graph, evidence)
+        cited = citing.result()
         timings["total"] = time.perf_counter() - started
         return AskResult(
             question=question, answer=answer, evidence=evidence, citations=cited, decomposition=[],

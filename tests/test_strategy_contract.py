@@ -93,6 +93,27 @@ def test_a_budget_is_never_exceeded_and_nothing_is_repeated(memories, name: str,
 
 
 @pytest.mark.parametrize("budget", [None, 128])
+@pytest.mark.parametrize("name", strategy_names())
+def test_citations_name_each_evidence_chunks_document_as_stored(
+    memories, name: str, budget: int | None
+) -> None:
+    """Strategies cite from rows they already read where they can (no second read): the result
+    must still be exactly one citation per (evidence item, chunk), with the stored document."""
+    memory, _ = memories
+    result = memory.ask("In which country was Marie Curie born?", strategy=name, budget=budget)
+    wanted = {(e.id, c) for e in result.evidence for c in e.chunk_ids}
+    stored = {
+        r["chunk_id"]: r
+        for r in memory.graph.read("traversals/citations", chunk_ids=sorted({c for _, c in wanted}))
+    }
+    got = [(c.evidence_id, c.chunk_id) for c in result.citations]
+    assert sorted(got) == sorted(wanted) and len(set(got)) == len(got)
+    for c in result.citations:
+        row = stored[c.chunk_id]
+        assert (c.doc_id, c.title, c.source) == (row["doc_id"], row["title"] or "", row["source"] or "")
+
+
+@pytest.mark.parametrize("budget", [None, 128])
 def test_every_pair_of_the_best_chain_is_evidence_in_chain_order(memories, budget: int | None) -> None:
     memory, _ = memories
     result = memory.ask("Which river does the city where Marie Curie was born lie on?", strategy="chain",

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from neo4j.exceptions import Neo4jError
@@ -31,9 +32,10 @@ from engramdb.retrieval.decomposition import (
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
 from engramdb.retrieval.grounding import ground_qa_evidence, sentence_evidence, source_sentence
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
+from engramdb.retrieval.io_pool import IO_POOL, timed
 from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
 from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
-from engramdb.retrieval.packing import fill_budget, pack
+from engramdb.retrieval.packing import fill_budget, pack, passage_tier
 from engramdb.retrieval.results import AskResult, Chain, ChainDetails, Evidence, ScoredQA, qa_evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy
 
@@ -121,6 +123,8 @@ class ChainStrategy(AskStrategy):
             raise DecompositionError("the question is empty")
         started = time.perf_counter()
         timings: dict[str, float] = {}
+        budget = self.recipe.budget
+        tier = passage_tier(self.context, question.strip()) if budget is not None else None
         decomp, decomposed_by = self._decompose(question.strip(), decomposition, timings)
         outcome = self.search.run(decomp.sequences, trace=trace)
         timings.update({f"search_{k}": v for k, v in outcome.timings.items()})
@@ -128,8 +132,8 @@ class ChainStrategy(AskStrategy):
         chains = [c for per_sequence in outcome.chains for c in per_sequence]
         related = [s for per_sequence in outcome.related for s in per_sequence]
         t0 = time.perf_counter()
-        if self.recipe.budget is not None:
-            evidence = self._packed(question, decomp, outcome.chains, related, self.recipe.budget)
+        if budget is not None:
+            evidence = self._packed(question, decomp, outcome.chains, related, budget, tier)
             timings["pack"] = time.perf_counter() - t0
         else:
             evidence = chain_evidence(outcome.chains, related)
@@ -137,6 +141,7 @@ class ChainStrategy(AskStrategy):
                 evidence = ground_qa_evidence(self.context.graph, evidence)
                 timings["ground"] = time.perf_counter() - t0
         t0 = time.perf_counter()
+        citing = IO_POOL.submit(timed, citations, self.context.graph, evidence)
         final = [seq[0] for seq in outcome.chains if seq]
         na = self._set_threshold() if chains else {}
         timings["calibrate"] = time.perf_counter() - t0
@@ -146,9 +151,7 @@ class ChainStrategy(AskStrategy):
         else:
             answer = self.answerer.answer(question, final, evidence)
         timings["answer"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        cited = citations(self.context.graph, evidence)
-        timings["citations"] = time.perf_counter() - t0
+        cited, timings["citations"] = citing.result()
         timings["total"] = time.perf_counter() - started
         notes, near = [], []
         if answer.text == NA:
@@ -176,6 +179,7 @@ class ChainStrategy(AskStrategy):
         per_sequence: Sequence[Sequence[Chain]],
         related: Sequence[ScoredQA],
         budget: int,
+        tier: Future[list[Evidence]] | None = None,
     ) -> list[Evidence]:
         """Evidence a reader can follow, within ``budget`` tokens: each sequence's best chain hop by
         hop (every pair followed by its source sentence), then the other chains, then the passages
@@ -203,7 +207,9 @@ class ChainStrategy(AskStrategy):
         queries = [q for q in queries if "<ENTITY" not in q]
         tail = [qa_evidence(s.qa, s.score) for s in related]
         answers = [step.answer_name for chain in ordered[:2] for step in chain.steps]
-        packed = fill_budget(self.context, budget, units, queries, focus=answers, passages=passages)
+        packed = fill_budget(
+            self.context, budget, units, queries, focus=answers, passages=passages, tier=tier
+        )
         if not tail or budget - evidence_tokens(packed) < 6:
             return packed
         return pack([*packed, *tail], budget, focus=[question])

@@ -44,7 +44,8 @@ from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.evidence_answer import EvidenceAnswerer
-from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
+from engramdb.retrieval.io_pool import IO_POOL
+from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget, passage_tier
 from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
 from engramdb.retrieval.results import AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
@@ -145,21 +146,23 @@ class ClusterStrategy(AskStrategy):
         started = time.perf_counter()
         timings: dict[str, float] = {}
         query = self.context.embedder.embed_query(question)
+        tier = passage_tier(self.context, question, query) if self.recipe.budget is not None else None
         details = ClusterDetails()
         active = self._prune_and_grow(question, query, details, trace)
         timings["retrieve"] = time.perf_counter() - started
         passages, summaries = self._evidence_nodes(active, query)
-        evidence = self._passage_evidence(passages) + self._summary_evidence(summaries)
-        if (
-            self.recipe.budget is not None
-        ):  # summaries, then their member passages, then passages by similarity
-            own = self._summary_evidence(summaries) + self._passage_evidence(passages)
-            evidence = fill_budget(self.context, self.recipe.budget, own, [question])
+        passage_units, summary_units = self._passage_evidence(passages), self._summary_evidence(summaries)
+        evidence = passage_units + summary_units
+        if tier is not None:  # summaries, then their member passages, then passages by similarity
+            evidence = fill_budget(
+                self.context, self.recipe.budget or 0, summary_units + passage_units, [question], tier=tier
+            )
+        citing = IO_POOL.submit(citations, self.context.graph, evidence, tier.result() if tier else [])
         t0 = time.perf_counter()
         answer = self._answer(question, query, evidence, passages, details)
         timings["answer"] = time.perf_counter() - t0
         details.active = [(n.id, n.level, round(n.score, 4)) for n in sorted(active.values(), key=_rank)]
-        cited = citations(self.context.graph, evidence)
+        cited = citing.result()
         timings["total"] = time.perf_counter() - started
         return AskResult(
             question=question, answer=answer, evidence=evidence, citations=cited, decomposition=[],

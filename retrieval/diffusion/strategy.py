@@ -73,10 +73,9 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -88,7 +87,7 @@ from engramdb.ingestion.reconcile import normalize_name
 from engramdb.ingestion.stages.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
-from engramdb.platform.vectors import VectorHit, VectorStore
+from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval import decomposition as decomposition_module
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import (
@@ -111,14 +110,13 @@ from engramdb.retrieval.diffusion.walk import (
     transition_matrix,
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
-from engramdb.retrieval.evidence_answer import EvidenceAnswerer
-from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget
+from engramdb.retrieval.evidence_answer import EvidenceAnswerer, qa_candidates
+from engramdb.retrieval.io_pool import IO_POOL, timed
+from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget, passage_tier
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
-from engramdb.retrieval.results import NA, AskResult, Citation, Details, Evidence, QACandidate
+from engramdb.retrieval.results import NA, AskResult, Details, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
-
-T = TypeVar("T")
 
 #: Entities and facts shown in the details (and under ``--trace``) per sub-question.
 DETAIL_ENTITIES = 8
@@ -333,17 +331,6 @@ class SnapshotCache:
             return snapshot, True
 
 
-#: Threads that wait on Neo4j while the asking thread computes (a few per process are plenty:
-#: each question hands over at most one read at a time).
-_IO_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="diffusion-io")
-
-
-def _timed(function: Callable[..., T], *args: Any) -> tuple[T, float]:
-    """``function(*args)`` and the seconds it took (for the timings of work done on another thread)."""
-    t0 = time.perf_counter()
-    return function(*args), time.perf_counter() - t0
-
-
 #: Snapshot caches per (Neo4j driver, vector store): shared by every diffusion strategy built
 #: over the same stores (e.g. several recipes in one evaluation), dropped with the driver.
 _CACHES: weakref.WeakKeyDictionary[Any, dict[int, SnapshotCache]] = weakref.WeakKeyDictionary()
@@ -517,7 +504,7 @@ class DiffusionStrategy(AskStrategy):
         notes: list[str] = []
         ctx = self.context
         # the freshness check waits on Neo4j while this thread embeds the question(s)
-        fresh = _IO_POOL.submit(_timed, self.snapshots.current, ctx.graph, ctx.vectors, ctx.embedder.dim)
+        fresh = IO_POOL.submit(timed, self.snapshots.current, ctx.graph, ctx.vectors, ctx.embedder.dim)
         t0 = time.perf_counter()
         sequences, decomposed_by = self._split(question, decomposition)
         timings["split"] = time.perf_counter() - t0
@@ -525,6 +512,9 @@ class DiffusionStrategy(AskStrategy):
         t0 = time.perf_counter()
         vectors = [np.asarray(ctx.embedder.embed_query(q), dtype=np.float32) for q in queries]
         timings["embed"] = time.perf_counter() - t0
+        tier = None
+        if self.recipe.budget is not None:  # dense passages for the question, searched meanwhile
+            tier = passage_tier(ctx, question, vectors[0] if queries == [question] else None)
         (snapshot, rebuilt), timings["snapshot"] = fresh.result()
         t0 = time.perf_counter()
         rankings = [self._rank(q, v, snapshot) for q, v in zip(queries, vectors, strict=True)]
@@ -536,7 +526,7 @@ class DiffusionStrategy(AskStrategy):
         selected = self._select(rankings, snapshot)
         t0 = time.perf_counter()
         # the passages' text comes from Neo4j while this thread finds the offline answer in Qdrant
-        read = _IO_POOL.submit(_timed, self._passage_rows, [c for c, _ in selected])
+        read = IO_POOL.submit(timed, self._passage_rows, [c for c, _ in selected])
         offline = (
             None
             if self.answerer is not None
@@ -544,21 +534,31 @@ class DiffusionStrategy(AskStrategy):
             if self.recipe.budget is not None
             else self._offline_answer(question, rankings, selected, snapshot)
         )
+        prefetched = None
+        if offline is not None and tier is not None:
+            # the packed evidence will come from these passages: their QA pairs are read now, while
+            # the passages' text comes from Neo4j, and the answer below picks among them
+            pool = [c for c, _ in selected] + [r["chunk_id"] for r in tier.result()]
+            vector = vectors[0] if queries == [question] else ctx.embedder.embed_query(question)
+            prefetched = qa_candidates(ctx, np.asarray(vector, dtype=np.float32), list(dict.fromkeys(pool)))
         rows, timings["evidence"] = read.result()
         timings["answer"] = time.perf_counter() - t0
         evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
         if self.recipe.budget is not None:
             # passages by fused score, a gist only where it adds to its passage; offline, the answer
             # rests on what the reader is given, as for every strategy with a budget
-            evidence = fill_budget(ctx, self.recipe.budget, evidence, [question, *queries])
-            cited = citations(ctx.graph, evidence)
+            evidence = fill_budget(ctx, self.recipe.budget, evidence, [question, *queries], tier=tier)
+            citing = IO_POOL.submit(citations, ctx.graph, evidence, [*rows, *(tier.result() if tier else [])])
             if offline is not None:
-                found = self.evidence_answerer.answer(question, evidence)
+                found = self.evidence_answerer.answer(
+                    question, evidence, candidates=prefetched, version=snapshot.memory_version
+                )
                 offline = (found.text, {"score": found.score or 0.0, "threshold": found.threshold,
                                         "question": found.qa.question if found.qa else "",
                                         "answer": found.text})  # fmt: skip
+            cited = citing.result()
         else:
-            cited = passage_citations(rows, evidence)
+            cited = citations(ctx.graph, evidence, rows)  # rows carry their documents: no read
         if rows and not any(r["gist_text"] for r in rows):
             notes.append("these passages have no gists yet: run the 'gists' memory stage")
         details = self._details(
@@ -754,51 +754,11 @@ def paired_evidence(
 # --------------------------------------------------------------------------- offline answer
 
 
-def passage_citations(rows: Sequence[dict[str, Any]], evidence: Sequence[Evidence]) -> list[Citation]:
-    """Each evidence item's chunk → document, from the rows the evidence was read with (no second read)."""
-    documents = {r["chunk_id"]: r for r in rows}
-    out = []
-    for e in evidence:
-        for chunk_id in e.chunk_ids:
-            if (row := documents.get(chunk_id)) is not None:
-                out.append(
-                    Citation(e.id, chunk_id, row["doc_id"], row["doc_title"] or "", row["source"] or "")
-                )
-    return out
-
-
-#: Most QA pairs read per passage for the offline answer (MuSiQue passages hold 10 on average, 62 at most).
-QA_PER_PASSAGE = 500
-
-
-def qa_candidates(context: AskContext, vector: np.ndarray, chunk_ids: Sequence[str]) -> list[QACandidate]:
-    """The QA pairs of these passages, each with its cosine to ``vector``: one filtered vector
-    search (the QA points carry question, answers and types in their payload), so no graph read
-    sits on the answer's path."""
-    if not chunk_ids:
-        return []
-    hits = context.vectors.search(
-        QA_COLLECTION, context.namespace, vector, QA_PER_PASSAGE * len(chunk_ids),
-        where={"chunk_id": list(chunk_ids)},
-    )  # fmt: skip
-    return [_candidate(h) for h in hits]
-
-
-def _candidate(hit: VectorHit) -> QACandidate:
-    p = hit.payload
-    return QACandidate(
-        qa_id=hit.key, question=p.get("question") or "", answer_ids=tuple(p.get("answer_entity_ids") or ()),
-        answer_names=tuple(p.get("answer_names") or ()), answer_types=tuple(p.get("answer_types") or ()),
-        question_entity_ids=tuple(p.get("question_entity_ids") or ()), doc_id=p.get("doc_id") or "",
-        chunk_id=p.get("chunk_id") or "", dense_score=float(hit.score), via=("passage",),
-    )  # fmt: skip
-
-
 def best_qa_pair(
     context: AskContext, question: str, vector: np.ndarray, chunk_ids: Sequence[str]
 ) -> tuple[QACandidate, float] | None:
     """The QA pair of the top passages that the reranker scores best against the question."""
-    scored = context.reranker.score(question, qa_candidates(context, vector, chunk_ids))
+    scored = context.reranker.score(question, qa_candidates(context, vector, chunk_ids, via="passage"))
     return (scored[0].qa, float(scored[0].score)) if scored else None
 
 
@@ -833,7 +793,8 @@ def calibrate_na_threshold(
         draw = usable[rng.choice(len(usable), size=others + 1, replace=False)]
         probe_chunk = snapshot.chunk_ids[draw[0]]
         held = sorted(
-            qa_candidates(context, snapshot.chunk_vectors[draw[0]], [probe_chunk]), key=lambda c: c.qa_id
+            qa_candidates(context, snapshot.chunk_vectors[draw[0]], [probe_chunk], via="passage"),
+            key=lambda c: c.qa_id,
         )
         if not held:
             continue
@@ -842,7 +803,9 @@ def calibrate_na_threshold(
         if vector is None:
             continue
         unrelated = [snapshot.chunk_ids[i] for i in draw[1:]]
-        samples.append(_score(context.reranker, probe.question, qa_candidates(context, vector, unrelated)))
+        samples.append(
+            _score(context.reranker, probe.question, qa_candidates(context, vector, unrelated, via="passage"))
+        )
     if not samples:
         return 0.0
     return float(np.quantile(np.asarray(samples), 1.0 - false_accept))

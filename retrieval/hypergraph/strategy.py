@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -90,7 +91,7 @@ from engramdb.retrieval.hypergraph.offline import (
     support_of,
 )
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, Retrieved, SubQuery
-from engramdb.retrieval.packing import fill_budget
+from engramdb.retrieval.packing import fill_budget, passage_tier
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
@@ -220,6 +221,7 @@ class _Run:
     named_ids: list[str] = field(default_factory=list)  # entities the question names (offline)
     named_names: list[str] = field(default_factory=list)
     investigated: set[frozenset[str]] = field(default_factory=set)
+    tier: Future[list[Evidence]] | None = None  # with a budget: the dense passage tier, searched meanwhile
 
     def timed(self, key: str, started: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - started
@@ -254,6 +256,8 @@ class HypergraphStrategy(AskStrategy):
         self._ensure_collections()
         run = _Run(question, WorkingMemory(), HypergraphStore(self.context.graph, new_query_id()),
                    HypergraphDetails(), {})  # fmt: skip
+        if self.recipe.budget is not None:
+            run.tier = passage_tier(self.context, question)
         if self.llm is not None:
             self.llm.calls = self.llm.input_tokens = self.llm.output_tokens = 0
         kept = False
@@ -393,26 +397,26 @@ class HypergraphStrategy(AskStrategy):
                 for p in points
                 for e in point_evidence_by_document(p, run.store.query_id, memory.names, best)
             ]
-            if r.budget is not None:
-                chunks = passage_evidence(self._answer_chunks(run, points)) if points else []
-                evidence = self._within_budget(run.question, evidence, chunks)
+            chunks = passage_evidence(self._answer_chunks(run, points)) if points and r.budget else []
             answered_by = "offline"
         else:
             points = memory.ranked()  # the model curated its memory: all of it is read
             evidence = [point_evidence(p, run.store.query_id, memory.names) for p in points]
             chunks = passage_evidence(self._answer_chunks(run, points))
-            evidence = self._within_budget(run.question, evidence, chunks) + ([] if r.budget else chunks)
+        if (
+            r.budget is not None
+        ):  # memory points, then the chunks of their entities, then passages by similarity
+            evidence = fill_budget(
+                self.context, r.budget, evidence, [run.question], passages=chunks, tier=run.tier
+            )
+        elif self.llm is not None:
+            evidence = evidence + chunks
+        if self.llm is not None:
             assert self.answerer is not None
             answer = (
                 self.answerer.answer_texts(run.question, [e.text for e in evidence]).text if points else NA
             )
             answered_by = "llm"
-        if (
-            r.budget is not None
-        ):  # memory points, then the chunks of their entities, then passages by similarity
-            chunks = evidence if self.llm is not None else passage_evidence(self._answer_chunks(run, points))
-            own = [e for e in evidence if e.kind != "passage"]
-            evidence = fill_budget(self.context, r.budget, own, [run.question], passages=chunks)
         run.timed("answer", t0)
         run.details.points = [point_summary(p, memory.names) for p in points]
         if self.llm is not None:
@@ -430,13 +434,6 @@ class HypergraphStrategy(AskStrategy):
             evidence_tokens=evidence_tokens(evidence), timings=run.timings, strategy=self.name,
             answered_by=answered_by, details=run.details,
         )  # fmt: skip
-
-    def _within_budget(self, question: str, points: list[Evidence], chunks: list[Evidence]) -> list[Evidence]:
-        """With a budget: memory points, then the chunks of their entities, then passages by similarity,
-        packed; without one, the points as they are."""
-        if self.recipe.budget is None:
-            return points
-        return fill_budget(self.context, self.recipe.budget, points, [question], passages=chunks)
 
     def _answer_chunks(self, run: _Run, points: Sequence[Point]) -> list[dict[str, Any]]:
         """The chunks of the memory entities most similar to the question (LLM answer)."""
