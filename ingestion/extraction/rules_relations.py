@@ -155,7 +155,8 @@ class RelationRules:
         if (
             self.t.key_at(tok.head) == key
             and tok.head.i != tok.i
-            or self.t.get(key).type in {"DATE", "NUMBER"}
+            or self.t.get(key).type
+            in {"DATE", "NUMBER", "PERSON"}  # "with Jonas Holm in Oslo": the event's place
         ):
             return
         for prep in tok.children:
