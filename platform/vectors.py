@@ -698,7 +698,9 @@ def _own_store_folder(path: Path) -> OwnerLock:
         raise VectorStoreError(
             f"the embedded vector store at {path} is open in another process ({exc.holder.describe()}); "
             "only one process may use it at a time. Wait for that process to finish or stop it, "
-            "or set ENGRAMDB_QDRANT_URL to a Qdrant server for concurrent access."
+            "or set ENGRAMDB_QDRANT_URL to a Qdrant server for concurrent access. To share this memory "
+            "instead, run `engramdb serve` on its data home: while it runs, engramdb commands, `engramdb mcp` "
+            "and `engramdb.connect()` go through it."
         ) from None
     except OSError as exc:
         raise VectorStoreError(f"cannot lock the embedded vector store at {path}: {exc}") from exc

@@ -129,7 +129,9 @@ def _refusal(path: Path, pid: int, command: str) -> str:
     return (
         f"the embedded vector store at {path} is open in another process (pid {pid}: {command}); "
         "only one process may use it at a time. Wait for that process to finish or stop it, "
-        "or set ENGRAMDB_QDRANT_URL to a Qdrant server for concurrent access."
+        "or set ENGRAMDB_QDRANT_URL to a Qdrant server for concurrent access. To share this memory "
+        "instead, run `engramdb serve` on its data home: while it runs, engramdb commands, `engramdb mcp` "
+        "and `engramdb.connect()` go through it."
     )
 
 

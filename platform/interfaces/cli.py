@@ -338,6 +338,7 @@ class Context:
 
     def __init__(self, home: Path | None = None, namespace: str | None = None) -> None:
         self.overrides: dict[str, Any] = {}
+        self.server_url: str | None = None  # --server: go through this engramdb server
         if home is not None:
             self.overrides["home"] = home
         if namespace is not None:
@@ -345,6 +346,22 @@ class Context:
 
     def settings(self) -> Settings:
         return Settings(**self.overrides)
+
+    def remote(self) -> Any:
+        """A client of the server this invocation goes through, or None to open the stores here.
+
+        ``--server URL`` or ``$ENGRAMDB_SERVER_URL`` name one; otherwise a server running for the
+        data home (``engramdb serve`` records itself there) is used by itself, because it holds
+        the embedded store this process could not open."""
+        from engramdb.platform.interfaces.server_discovery import find_server
+
+        settings = self.settings()
+        found = find_server(settings.home, self.server_url)
+        if found is None:
+            return None
+        from engramdb.platform.interfaces.client import connect
+
+        return connect(found.url, found.token, settings.namespace)
 
 
 pass_context = click.make_pass_decorator(Context, ensure=True)
@@ -370,6 +387,22 @@ def home_option(func: F) -> F:
 
 
 NAMESPACE_TEXT = UserText("the namespace (-n)")
+
+
+def _server_url(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.ensure_object(Context).server_url = value
+
+
+SERVER_HELP = ("Go through the engramdb server at URL (default: $ENGRAMDB_SERVER_URL, else the server "
+               "running for the data home, else open the memory here).")  # fmt: skip
+
+
+def server_option(func: F) -> F:
+    """``--server URL`` on a command that can go through a running ``engramdb serve``."""
+    option = click.option("--server", metavar="URL", type=UserText("--server"), expose_value=False,
+                          callback=_server_url, help=SERVER_HELP)  # fmt: skip
+    return option(func)  # type: ignore[return-value]
 
 
 def memory_options(func: F) -> F:
@@ -399,11 +432,17 @@ class EngramGroup(click.Group):
 @click.group(cls=EngramGroup)
 @click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("-n", "--namespace", type=NAMESPACE_TEXT, help=NAMESPACE_HELP)
+@click.option("--server", "server_url", metavar="URL", type=UserText("--server"), help=SERVER_HELP)
 @click.version_option(package_name="engramdb")
 @click.pass_context
-def main(ctx: click.Context, home: Path | None, namespace: str | None) -> None:
-    """engramdb: structured memory for LLMs (Neo4j + Qdrant)."""
+def main(ctx: click.Context, home: Path | None, namespace: str | None, server_url: str | None) -> None:
+    """engramdb: structured memory for LLMs (Neo4j + Qdrant).
+
+    While `engramdb serve` runs for the data home, ask, stats, documents, delete, ingest and mcp go
+    through it (it holds the memory); --server URL or ENGRAMDB_SERVER_URL name a server explicitly.
+    """
     ctx.obj = Context(home, namespace)
+    ctx.obj.server_url = server_url
     quiet_driver_logs()
     show_sdk_notices()
 
@@ -551,15 +590,22 @@ STATS_LAYOUT: tuple[tuple[str, dict[str, str]], ...] = (
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @memory_options
+@server_option
 @pass_context
 @friendly_errors
 def stats(ctx: Context, as_json: bool) -> None:
     """Node, edge and vector counts of the namespace, and its documents by status."""
     from engramdb.platform.interfaces.memory import Memory
 
-    with Memory(settings=ctx.settings()) as memory:
-        data = memory.stats()
-        empty_hint = empty_namespace_hint(memory) if data["documents"] == 0 and not as_json else None
+    remote = ctx.remote()
+    if remote is not None:
+        with remote:
+            data = remote.stats()
+        empty_hint = f"namespace {remote.namespace!r} holds no documents" if data["documents"] == 0 else None
+    else:
+        with Memory(settings=ctx.settings()) as memory:
+            data = memory.stats()
+            empty_hint = empty_namespace_hint(memory) if data["documents"] == 0 and not as_json else None
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -604,16 +650,27 @@ def stats_table(data: dict[str, Any]) -> Table:
 @click.option("--limit", type=click.IntRange(min=0), help="At most N documents (ordered by id).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (failure reasons in full).")
 @memory_options
+@server_option
 @pass_context
 @friendly_errors
 def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool) -> None:
     """List the namespace's documents: id, title, status, chunks, QA pairs, why ingest failed."""
     from engramdb.platform.interfaces.memory import Memory
 
-    with Memory(settings=ctx.settings()) as memory:
-        rows = memory.documents(status=status, limit=limit)
-        counts = memory.document_counts()
-        empty_hint = empty_namespace_hint(memory) if not counts and not as_json else None
+    remote = ctx.remote()
+    if remote is not None:
+        with remote:
+            rows = remote.documents(status=status, limit=limit)
+            data = remote.stats()
+        counts = {s: data[f"documents_{s}"] for s in ("done", "pending", "failed") if data[f"documents_{s}"]}
+        empty_hint = f"namespace {remote.namespace!r} holds no documents" if not counts else None
+        namespace = remote.namespace
+    else:
+        with Memory(settings=ctx.settings()) as memory:
+            rows = memory.documents(status=status, limit=limit)
+            counts = memory.document_counts()
+            empty_hint = empty_namespace_hint(memory) if not counts and not as_json else None
+        namespace = memory.namespace
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
@@ -623,9 +680,9 @@ def documents(ctx: Context, status: str | None, limit: int | None, as_json: bool
     total = counts.get(status, 0) if status else sum(counts.values())
     if not rows:
         which = f"{status} documents" if status else "documents"
-        console.print(f"no {which} in namespace {escape(repr(memory.namespace))}")
+        console.print(f"no {which} in namespace {escape(repr(namespace))}")
         return
-    console.print(documents_table(rows, memory.namespace))
+    console.print(documents_table(rows, namespace))
     if len(rows) < total:
         console.print(f"{len(rows)} of {total} documents shown (--limit)")
 
@@ -681,6 +738,7 @@ def empty_namespace_hint(memory: Memory) -> str:
 @click.option("--title", help="Title of the one document read from - (stdin) or a file.")
 @click.option("--id", "doc_id", help="Id of the one document read from - (stdin) or a file.")
 @memory_options
+@server_option
 @pass_context
 @friendly_errors
 def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, strict: bool, as_text: bool,
@@ -691,11 +749,7 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, stric
     recorded as a failed document with its reason (exit 2), a file of another
     type is listed as skipped. A JSON file is a corpus [{title, text}].
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from engramdb.ingestion.loaders import scan_path
-    from engramdb.ingestion.pipeline import PartProgress
-    from engramdb.platform.interfaces.memory import Memory
 
     settings = ctx.settings()
     if batch_size is not None:
@@ -704,6 +758,54 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, stric
         loaded = scan_path(path, as_text=as_text, title=title, doc_id=doc_id)
     if strict:
         loaded.raise_problems()  # before any store is touched: nothing is written
+    remote = ctx.remote()
+    if remote is not None:
+        report = _ingest_through(remote, loaded)
+    else:
+        report = _ingest_here(settings, loaded)
+    if as_json:
+        from dataclasses import asdict
+
+        click.echo(json.dumps(asdict(report), indent=2))
+    else:
+        print_ingest_summary(report)
+    if report.failed:
+        sys.exit(2)
+
+
+def _ingest_through(remote: Any, loaded: Any) -> IngestReport:
+    """Send what was read to the server (this process reads the files; the server never does) and wait
+    for its jobs; files that could not be read are reported here (the server never saw them)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description:>9}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with remote, Progress(*columns, console=err_console, transient=False) as bar:
+        task = bar.add_task("documents", total=len(loaded.documents))
+        err_console.print(f"note: ingesting through the engramdb server at {remote.url}", highlight=False,
+                          markup=False)  # fmt: skip
+        report = (
+            remote.ingest(loaded.documents, progress=lambda n: bar.advance(task, n))
+            if loaded.documents
+            else None
+        )
+    from engramdb.ingestion.pipeline import IngestReport
+
+    report = report or IngestReport()
+    for problem in loaded.failed:
+        report.documents += 1
+        report.failed += 1
+        report.failures.append((problem.doc_id or problem.path, f"{problem.path}: {problem.reason}"))
+    report.skipped_files.extend((f.path, f.reason) for f in loaded.skipped)
+    return report
+
+
+def _ingest_here(settings: Settings, loaded: Any) -> IngestReport:
+    """Ingest in this process, which opens the stores, with a documents row and a chunks row."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from engramdb.ingestion.pipeline import PartProgress
+    from engramdb.platform.interfaces.memory import Memory
+
     with Memory(settings=settings) as memory:
         with err_console.status("Loading models and connecting..."):
             memory.ingestor  # noqa: B018 - open stores and models before the bar starts
@@ -718,14 +820,7 @@ def ingest(ctx: Context, path: str, batch_size: int | None, as_json: bool, stric
                 bar.update(chunk_task, total=part.chunks_total, completed=part.chunks_done, visible=True)
 
             report = memory.ingest(loaded, progress=lambda n: bar.advance(task, n), on_part=on_part)
-    if as_json:
-        from dataclasses import asdict
-
-        click.echo(json.dumps(asdict(report), indent=2))
-    else:
-        print_ingest_summary(report)
-    if report.failed:
-        sys.exit(2)
+    return report
 
 
 #: Failed and skipped files named one by one up to these counts; past them, counts by reason follow.
@@ -768,6 +863,7 @@ def _reason_kind(line: str) -> str:
 @main.command()
 @click.argument("doc_ids", nargs=-1, required=True, type=UserText("a document id"))
 @memory_options
+@server_option
 @pass_context
 @friendly_errors
 def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
@@ -777,8 +873,13 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
     """
     from engramdb.platform.interfaces.memory import Memory
 
-    with Memory(settings=ctx.settings()) as memory:
-        reports = memory.delete_many(doc_ids)
+    remote = ctx.remote()
+    if remote is not None:
+        with remote:
+            reports = remote.delete_many(doc_ids)
+    else:
+        with Memory(settings=ctx.settings()) as memory:
+            reports = memory.delete_many(doc_ids)
     for report in reports:
         console.print(
             f"deleted {escape(report.doc_id)}: {report.deleted_entities} entities removed, "
@@ -801,6 +902,7 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
 @click.option("--budget", type=click.IntRange(16, 100_000), metavar="TOKENS",
               help="Evidence tokens at most (whole sentences); default: the strategy's recipe.")  # fmt: skip
 @memory_options
+@server_option
 @pass_context
 @friendly_errors
 def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None, as_json: bool, strategy: str,
@@ -818,15 +920,29 @@ def ask(ctx: Context, question: str, trace: bool, decomposition_json: str | None
             decomposition = json.loads(decomposition_json)
         except json.JSONDecodeError as exc:
             raise InputError(f"--decomposition is not valid JSON: {exc.msg}") from exc
-    with Memory(settings=ctx.settings()) as memory:
-        if not memory.document_counts():
-            raise InputError(empty_namespace_hint(memory))
-        from engramdb.retrieval.strategy import parse_assignments
+    from engramdb.retrieval.strategy import parse_assignments
 
-        options = parse_assignments(assignments)
-        if budget is not None:
-            options["budget"] = budget
-        result = memory.ask(question, strategy=strategy, decomposition=decomposition, trace=trace, **options)
+    options = parse_assignments(assignments)
+    if budget is not None:
+        options["budget"] = budget
+    remote = ctx.remote()
+    if remote is not None:
+        with remote:
+            try:
+                result = remote.ask(question, strategy=strategy, decomposition=decomposition, trace=trace,
+                                    **options)  # fmt: skip
+            except InputError as exc:
+                if getattr(exc, "code", None) == "empty_namespace":
+                    raise InputError(f"namespace {remote.namespace!r} holds no documents: add some with "
+                                     "`engramdb ingest PATH`") from exc  # fmt: skip
+                raise
+    else:
+        with Memory(settings=ctx.settings()) as memory:
+            if not memory.document_counts():
+                raise InputError(empty_namespace_hint(memory))
+            result = memory.ask(
+                question, strategy=strategy, decomposition=decomposition, trace=trace, **options
+            )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
         return
@@ -1247,7 +1363,7 @@ def mcp_command(ctx: Context, server_url: str | None) -> None:
     """
     from engramdb.platform.interfaces.mcp_tools import run_stdio
 
-    run_stdio(ctx.settings(), server_url)
+    run_stdio(ctx.settings(), server_url or ctx.server_url)
 
 
 @main.group("token")

@@ -16,6 +16,7 @@ call (a refused token, a server error, no server at all, a timeout) is a
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -41,6 +42,8 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 TOKEN_ENV = "ENGRAMDB_SERVER_TOKEN"
 #: Documents asked for per listing request (the server's page limit is 10,000).
 DOCUMENTS_PAGE = 1000
+#: JSON bytes per ingest request; a larger ingest is sent as several jobs in turn.
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Statuses that are the server's problem (or the token's), not the request's.
 SERVER_SIDE = (401, 403)
 
@@ -84,15 +87,19 @@ class RemoteMemory:
         connect_timeout: float = 10.0,
         job_timeout: float | None = None,
         poll_interval: float = 0.25,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
     ) -> None:
         """``token`` defaults to ``$ENGRAMDB_SERVER_TOKEN`` (none when unset: only /health answers
         then). ``timeout`` bounds each request (an ask with an LLM reader can take minutes),
         ``connect_timeout`` reaching the server, and ``job_timeout`` (None: no limit) waiting for an
-        ingest job, which keeps running on the server if the wait gives up."""
+        ingest job, which keeps running on the server if the wait gives up. An ingest larger than
+        ``max_request_bytes`` of JSON is sent as several jobs, one after another (the server's body
+        limit, ``server_max_body_bytes``, is 10 MB by default)."""
         self.url = url.rstrip("/")
         self.namespace = namespace
         self.job_timeout = job_timeout
         self.poll_interval = poll_interval
+        self.max_request_bytes = max_request_bytes
         token = token if token is not None else os.environ.get(TOKEN_ENV) or None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._timeout = timeout
@@ -127,16 +134,15 @@ class RemoteMemory:
         server must not read its own files on a client's behalf."""
         from engramdb.ingestion.pipeline import IngestReport
 
-        started = self._request("POST", f"{self._ns}/documents", json={"documents": _documents(source)})
-        job = self._wait(started["job_id"], progress)
-        if job["state"] != "done":
-            raise ServerError(f"ingest job {job['id']} failed on the server: {job.get('error') or 'no reason'}",
-                              code="job_failed")  # fmt: skip
-        report = dict(job["report"])
-        for key in ("failures", "skipped_files", "stage_failures"):
-            report[key] = [tuple(item) for item in report.get(key, [])]
-        known = {f.name for f in fields(IngestReport)}
-        return IngestReport(**{k: v for k, v in report.items() if k in known})
+        total = IngestReport()
+        for part in _parts(_documents(source), self.max_request_bytes):
+            started = self._request("POST", f"{self._ns}/documents", json={"documents": part})
+            job = self._wait(started["job_id"], progress)
+            if job["state"] != "done":
+                raise ServerError(f"ingest job {job['id']} failed on the server: "
+                                  f"{job.get('error') or 'no reason'}", code="job_failed")  # fmt: skip
+            _add_report(total, job["report"])
+        return total
 
     def _wait(self, job_id: str, progress: ProgressCallback | None) -> dict[str, Any]:
         deadline = None if self.job_timeout is None else time.monotonic() + self.job_timeout
@@ -256,15 +262,61 @@ def connect(url: str = DEFAULT_URL, token: str | None = None, namespace: str = "
 
 
 def _documents(source: Any) -> list[Any]:
-    """The request's ``documents``: texts and document dicts as given, one or a list of them."""
-    items = [source] if isinstance(source, (str, dict)) else source
+    """The request's ``documents``: texts and document dicts as given, Documents as dicts (with their
+    Markdown sections, so the server computes the same id and content hash), one or a list of them."""
+    from engramdb.ingestion.documents import Document
+
+    items = [source] if isinstance(source, (str, dict, Document)) else source
     if not isinstance(items, (list, tuple)):
         raise InputError(f"cannot send a {type(source).__name__} to the server: pass a text, a "
                          "{title, text, id?, metadata?} dict, or a list of them")  # fmt: skip
+    out: list[Any] = []
     for item in items:
-        if not isinstance(item, (str, dict)):
+        if isinstance(item, Document):
+            entry: dict[str, Any] = {"text": item.text, "title": item.title, "id": item.id,
+                                     "source": item.source, "metadata": item.metadata}  # fmt: skip
+            if item.sections:
+                entry["sections"] = [
+                    {"path": list(x.path), "text": x.text, "top": x.top} for x in item.sections
+                ]
+            out.append(entry)
+        elif isinstance(item, (str, dict)):
+            out.append(item)
+        else:
             raise InputError(f"cannot send a {type(item).__name__} as a document: pass a text or a dict")
-    return list(items)
+    return out
+
+
+def _parts(documents: list[Any], max_bytes: int) -> list[list[Any]]:
+    """``documents`` in consecutive parts of at most ``max_bytes`` of JSON each (a larger document alone)."""
+    if not documents:
+        return [documents]  # the server names the problem ("no documents given")
+    parts: list[list[Any]] = []
+    size = 0
+    for item in documents:
+        length = len(json.dumps(item, default=str)) + 2
+        if not parts or (size + length > max_bytes and parts[-1]):
+            parts.append([])
+            size = 0
+        parts[-1].append(item)
+        size += length
+    return parts
+
+
+def _add_report(total: IngestReport, data: dict[str, Any]) -> None:
+    """Add one job's report (its JSON) into ``total``: counts summed, lists joined."""
+    for f in fields(total):
+        value = data.get(f.name)
+        if value is None:
+            continue
+        current = getattr(total, f.name)
+        if isinstance(current, list):
+            current.extend(tuple(v) if isinstance(v, list) else v for v in value)
+        elif isinstance(current, dict):
+            for key, seconds in value.items():
+                current[key] = current.get(key, 0.0) + seconds
+        else:
+            setattr(total, f.name, current + value)
 
 
 def _error_of(response: httpx.Response) -> EngramError:

@@ -190,12 +190,23 @@ class AskRequest(_Strict):
     trace: bool = Field(False, description="Keep chain search's hop trace in the result.")
 
 
+class SectionIn(_Strict):
+    """A Markdown section as the loaders read it: its heading path, its own text, whether it is top-level."""
+
+    path: list[str]
+    text: str
+    top: bool = False
+
+
 class DocumentIn(_Strict):
     text: str
     title: str | None = None
     id: str | None = None
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    sections: list[SectionIn] | None = Field(
+        None, description="Markdown sections (what `engramdb ingest` sends for a .md file); `text` is theirs."
+    )
 
 
 class IngestRequest(_Strict):
@@ -726,8 +737,11 @@ def to_documents(items: list[Any]) -> list[Any]:
         if isinstance(item, str):
             doc = make_document(item)
         else:
+            from engramdb.ingestion.markdown import Section
+
+            sections = tuple(Section(tuple(x.path), x.text, x.top) for x in item.sections or ())
             doc = make_document(item.text, title=item.title, id=item.id, source=item.source or "",
-                                metadata=item.metadata)  # fmt: skip
+                                metadata=item.metadata, sections=sections)  # fmt: skip
         prior = documents.get(doc.id)
         if prior is not None and prior.content_hash != doc.content_hash:
             raise InputError(f"two different documents share the id {doc.id!r}")
