@@ -288,8 +288,9 @@ class OfflineEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on the CPU; 384-d; no key, no network, no torch.
 
     The model loads on first use (about 0.3 s); one instance may be shared by
-    threads. ``batch_size`` texts run together, grouped by token length to limit
-    padding; padding never changes a text's vector.
+    threads. Up to ``batch_size`` texts (and ``batch_tokens`` padded tokens) run
+    together, grouped by token length to limit padding; neither padding nor a
+    text's batch changes its vector.
     """
 
     name = "offline:all-MiniLM-L6-v2-int8"
@@ -303,10 +304,17 @@ class OfflineEmbedder:
         threads: int | None = None,
         query_cache_size: int = 1024,
         document_cache_size: int = 16_384,
+        batch_tokens: int = 2048,
     ) -> None:
         if batch_size < 1:
             raise ConfigError("batch_size must be at least 1")
+        if batch_tokens < 1:
+            raise ConfigError("batch_tokens must be at least 1")
         self.batch_size = batch_size
+        #: Padded tokens per model run at most (a batch of long texts is smaller): ONNX Runtime's
+        #: arena keeps the largest run's buffers, and attention grows with the square of the length
+        #: (32 texts of 256 tokens held 1.3 GB; 8 of them 0.4 GB).
+        self.batch_tokens = batch_tokens
         self.max_length = max_length
         self.threads = threads or min(2, os.cpu_count() or 1)
         self._model: _OfflineModel | None = None
@@ -371,9 +379,13 @@ class OfflineEmbedder:
         model = self._get_model()
         ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        start = 0
+        while start < len(order):
+            # longest first, so the batch's first text sets its padded length
+            size = max(1, min(self.batch_size, self.batch_tokens // len(ids[order[start]])))
+            chunk = order[start : start + size]
             out[chunk] = model.run([ids[i] for i in chunk])
+            start += size
         with self._lock:
             self.texts_embedded += len(texts)
         return out

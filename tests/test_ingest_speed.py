@@ -150,3 +150,20 @@ def test_ingest_indexes_its_bulk_collections_once_and_keeps_its_counts(
         query = memory.embedder.embed_query("Who married Teutberga?")
         hits = store.search(QA_COLLECTION, namespace, query, 5)
         assert any("Teutberga" in json.dumps(h.payload) for h in hits)
+
+
+def test_a_token_budget_per_run_leaves_vectors_unchanged(offline: OfflineEmbedder) -> None:
+    texts = [
+        "Lothair II",
+        "Teutberga was a queen of Lotharingia by marriage to Lothair II. " * 8,
+        "Who was Hucbert?",
+    ]
+    small = OfflineEmbedder(batch_tokens=1, document_cache_size=0).load()  # every text its own run
+    np.testing.assert_array_equal(small.embed_documents(texts), offline.embed_documents(texts))
+
+
+def test_a_bad_token_budget_is_refused() -> None:
+    from engramdb.platform.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="batch_tokens"):
+        OfflineEmbedder(batch_tokens=0)
