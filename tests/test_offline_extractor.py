@@ -280,14 +280,18 @@ def test_a_list_of_places_is_no_nesting(extractor: OfflineExtractor) -> None:
     assert not [q for q in qas if "located" in q]
 
 
-def test_nationality_adjective_answers_with_the_country(extractor: OfflineExtractor) -> None:
+def test_nationality_adjective_names_the_country(extractor: OfflineExtractor) -> None:
     gsw = extractor.extract(ChunkText("Lena Dahl is a Norwegian chemist.", "Lena Dahl"))
     qas = qa_map(gsw)
     assert qas["What country is Lena Dahl from?"] == {"Norway"}
-    assert qas["What nationality is Lena Dahl?"] == {"Norway"}
     assert qas["Who is from Norway?"] == {"Lena Dahl"}
-    norway = next(e for e in gsw.entities if e.name == "Norway")
-    assert "Norwegian" in norway.aliases and not [e for e in gsw.entities if e.name == "Norwegian"]
+    assert qas["What nationality is Lena Dahl?"] == {"Norwegian"}  # the answer people expect
+    assert "Norwegian" in next(e for e in gsw.entities if e.name == "Norway").aliases
+    # before a named thing, too
+    qas = qa_map(
+        extractor.extract(ChunkText("The Danish firm Holm Shipping built the ferry.", "Holm Shipping"))
+    )
+    assert qas["What country is Holm Shipping from?"] == {"Denmark"}
 
 
 def test_birth_date_and_place_name_each_other(extractor: OfflineExtractor) -> None:
@@ -354,3 +358,12 @@ def test_names_the_parser_splits_are_joined(extractor: OfflineExtractor) -> None
         for e in extractor.extract(ChunkText(text)).entities
     }
     assert {"United States Senate", "1984 Summer Olympics", "Nine-Power Treaty"} <= names
+
+
+def test_possessives_relate_owner_and_name(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("Her husband, John Reed, died in 1920.", "Ann Reed")))
+    assert qas["Who is the husband of Ann Reed?"] == {"John Reed"}  # "her" is the article's person
+    assert qas["Whose husband is John Reed?"] == {"Ann Reed"}
+    assert qas["When did John Reed die?"] == {"1920"}
+    qas = qa_map(extractor.extract(ChunkText("Their studio was in London's Soho district.", "Blue Door")))
+    assert qas["Where is Soho located?"] == {"London"}  # two places: one inside the other

@@ -103,7 +103,7 @@ class EntityTable:
             start, end = _trim(ent)
             if start < end:
                 spans.append((start, end, etype))
-        spans = _merge_adjacent(doc, spans)
+        spans = _split_ranges(doc, _merge_adjacent(doc, spans))
         quoted = _quoted_titles(doc)
         self._shared_heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
         forced = quoted + [(s, e, "PLACE") for s, e in self._shared_heads]
@@ -424,6 +424,9 @@ def _quoted_titles(doc: Doc) -> list[tuple[int, int, str]]:
     """``"Mr. Belvedere Goes to College"``: a capitalised title in quotes is one work, whatever the NER split."""
     out: list[tuple[int, int, str]] = []
     for m in _QUOTED_RE.finditer(doc.text):
+        before, after = doc.text[: m.start()].split()[-1:], doc.text[m.end() :].split()[:1]
+        if before and after and before[0][:1].isupper() and after[0][:1].isupper():
+            continue  # 'Hubert "Happy" Hopper': a nickname inside a name
         group = 1 if m.group(1) is not None else 2
         span = doc.char_span(m.start(group), m.end(group), alignment_mode="expand")
         if span is None or not 1 <= len(span) <= _MAX_NAME_TOKENS or span.text.rstrip(",.").endswith(" "):
@@ -464,4 +467,28 @@ def _shared_plural_heads(doc: Doc) -> dict[tuple[int, int], str]:
                 while start > 0 and doc[start - 1].dep_ == "compound" and doc[start - 1].head.i == member.i:
                     start -= 1
                 out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
+    return out
+
+
+_RANGE_WORDS = {"to", "and", "until", "till", "through", "-", "–", "—", "--", "between", "from"}
+
+
+def _split_ranges(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``from 1951 to 1957`` / ``between 1952 and 1957``: two dates, each an entity (a model names each)."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        parts: list[tuple[int, int]] = []
+        if etype == "DATE":
+            part_start = start
+            for i in range(start, end):
+                if doc[i].lower_ in _RANGE_WORDS:
+                    if part_start < i:
+                        parts.append((part_start, i))
+                    part_start = i + 1
+            if part_start < end:
+                parts.append((part_start, end))
+        if len(parts) > 1 and all(any(t.like_num for t in doc[a:b]) for a, b in parts):
+            out.extend((a, b, "DATE") for a, b in parts)
+        else:
+            out.append((start, end, etype))
     return out

@@ -32,6 +32,7 @@ _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
+_RANGE_PREPS = {"to", "until", "till", "through"}
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 
 
@@ -82,6 +83,8 @@ class RelationRules:
             if self.t.key_at(tok) and tok.pos_ == "PROPN":
                 self._located(tok)
                 self._demonym_modifier(tok)
+            elif tok.pos_ == "NOUN" and not self.t.key_at(tok):
+                self._possessed(tok)
         return self.facts
 
     def _place_chains(self) -> None:
@@ -148,6 +151,39 @@ class RelationRules:
                 if kind:
                     qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
                 self.facts.append(Fact(inner, "is located in", qs))
+
+    def _possessed(self, noun: Token) -> None:
+        """``his album No Fences`` / ``her husband, John Reed`` / ``Chicago's Bronzeville neighborhood``.
+
+        A noun with an owner (a name or a pronoun) and a name of its own relates the two: "What is
+        the album of X?" -> No Fences, "Whose album is No Fences?" -> X.
+        """
+        poss = next((c for c in noun.children if c.dep_ == "poss"), None)
+        if poss is None:
+            return
+        owner = self.t.key_at(poss) or (self.resolve(poss) if poss.pos_ == "PRON" else None)
+        named = [
+            k
+            for c in noun.children
+            if (c.dep_ == "appos" and c.i > noun.i or c.dep_ == "compound" and c.i < noun.i)
+            and c.i != poss.i
+            and (k := self.t.key_at(c))
+        ]
+        if not owner or not named or named[0] == owner:
+            return
+        key = named[0]
+        o, n = self.t.get(owner), self.t.get(key)
+        if o.type == n.type == "PLACE":  # "Chicago's Bronzeville neighborhood": a place inside a place
+            self._chain_facts([key, owner])
+            return
+        word = noun.lemma_.lower()
+        wh = "Who" if n.type == "PERSON" else "What"
+        qs = [
+            Question(f"{wh} is the {word} of {o.name}?", [owner], [key]),
+            Question(f"Whose {word} is {n.name}?", [key], [owner]),
+        ]
+        n.add_role(word)
+        self.facts.append(Fact(owner, f"has the {word}", qs))
 
     def _located(self, tok: Token) -> None:
         """``the Atbarah River in northeast Africa``: a place phrase attached to a named entity."""
@@ -244,12 +280,15 @@ class RelationRules:
             if child.dep_ in _OBJ:
                 found.extend(self._from_noun(child, []))
             elif child.dep_ in {"prep", "agent"}:
-                for pobj in child.children:
-                    if pobj.dep_ == "pobj":
-                        for p in self._from_noun(pobj, [child.lower_]):
-                            p.agent = child.dep_ == "agent"
-                            p.via_prep = True
-                            found.append(p)
+                # "from 1951 to 1957": the second preposition hangs on the first
+                preps = [child, *(g for g in child.children if g.dep_ == "prep" and g.lower_ in _RANGE_PREPS)]
+                for prep in preps:
+                    for pobj in prep.children:
+                        if pobj.dep_ == "pobj":
+                            for p in self._from_noun(pobj, [prep.lower_]):
+                                p.agent = prep.dep_ == "agent"
+                                p.via_prep = True
+                                found.append(p)
         seen: set[str] = set()
         unique = []
         for p in found:  # one path per entity: the first (closest) one
@@ -599,6 +638,9 @@ class RelationRules:
     def _describe_noun(self, subj: str, noun: Token, be: str) -> None:
         """Role and states from "X is an American actor" / "a 1974 single"; NORP and DATE modifiers get QAs."""
         rec = self.t.get(subj)
+        noun_type = NOUN_TYPES.get(noun.lemma_.lower())  # first, so the questions below use the type
+        if noun_type and (rec.type == "THING" or subj == self.t.title_key and not self.t.title_hint_type):
+            rec.type = noun_type
         states: list[str] = []
         role_words: list[str] = []
         for child in noun.children:
@@ -629,40 +671,29 @@ class RelationRules:
                 states.append(child.text.lower())
         role = " ".join([*role_words, noun.text.lower()])
         rec.add_role(role, states)
-        noun_type = NOUN_TYPES.get(noun.lemma_.lower())
-        if noun_type and (rec.type == "THING" or subj == self.t.title_key and not self.t.title_hint_type):
-            rec.type = noun_type
 
     def _nationality(self, subj: str, demonym: str, at: int, be: str = "is") -> None:
-        """``a Swedish musician`` / ``the Russian station``: the country itself answers, the adjective is its alias.
+        """``a Swedish musician`` / ``the Russian station``: the country answers "What country is X from?".
 
-        A model names the country ("Sweden"), so the adjective joins the country's entity as an
-        alias rather than standing as an entity of its own; a group that is no country's people
-        ("Methodist") is kept only for persons.
+        A model names the country ("Sweden"), which also takes the adjective as an alias; for a
+        person the adjective itself answers "What nationality is X?" (the answer people expect),
+        and a group that is no country's people ("Methodist") is kept only for persons.
         """
         rec = self.t.get(subj)
-        country = country_of_demonym(demonym)
-        if country:
-            ckey = self.t.add_entity(country, "PLACE", at)
-            if not ckey or ckey == subj:
-                return
-            self.t.get(ckey).add_alias(demonym)
-            qs = [Question(f"What country is {rec.name} from?", [subj], [ckey])]
-            if rec.type == "PERSON":
-                qs.append(Question(f"What nationality is {rec.name}?", [subj], [ckey]))
-            who = "Who" if rec.type == "PERSON" else f"What {_wh_noun(rec.type)}"
-            qs.append(Question(f"{who} is from {self.t.get(ckey).name}?", [ckey], [subj]))
-            self.facts.append(Fact(subj, f"{be} from", qs))
-        elif rec.type == "PERSON":
+        qs: list[Question] = []
+        if rec.type == "PERSON":
             key = self.t.add_entity(demonym, "NORP", at)
             if key and key != subj:
-                self.facts.append(
-                    Fact(
-                        subj,
-                        f"{be} {demonym}",
-                        [Question(f"What group is {rec.name} part of?", [subj], [key])],
-                    )
-                )
+                qs.append(Question(f"What nationality is {rec.name}?", [subj], [key]))
+        country = country_of_demonym(demonym)
+        ckey = self.t.add_entity(country, "PLACE", at) if country else None
+        if ckey and ckey != subj:
+            self.t.get(ckey).add_alias(demonym)
+            qs.append(Question(f"What country is {rec.name} from?", [subj], [ckey]))
+            who = "Who" if rec.type == "PERSON" else f"What {_wh_noun(rec.type)}"
+            qs.append(Question(f"{who} is from {self.t.get(ckey).name}?", [ckey], [subj]))
+        if qs:
+            self.facts.append(Fact(subj, f"{be} from", qs))
 
     def _demonym_modifier(self, tok: Token) -> None:
         """``the Russian Vostok Station``: a nationality adjective before a named entity."""
@@ -848,7 +879,11 @@ def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]
     """(wh-word, whether the last preposition is absorbed by it)."""
     last = words[-1] if words else ""
     if etype == "DATE" and not via_noun:
-        return "When", last in ABSORBED_PREPS | {"from"} - {"from"}
+        if last in _RANGE_PREPS:
+            return "Until when", True  # "served from 1951 to 1957" -> "Until when did X serve?"
+        if last in {"from", "since"}:
+            return f"{last.capitalize()} when", True
+        return "When", last in ABSORBED_PREPS | {"between"}
     if etype == "PLACE" and not via_noun and (last in ABSORBED_PREPS or last in {"to", "from"}):
         return "Where", last in ABSORBED_PREPS
     if etype == "PERSON":

@@ -42,6 +42,10 @@ class LifeFact:
 
 def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     """The text to parse (asides removed, spacing repaired) and the life facts of its asides."""
+    # ``...'' pairs become "...", spaced as written text is ('Hubert ``Happy ''Hopper' -> 'Hubert "Happy" Hopper')
+    text = re.sub(
+        r"``\s*([^`']{1,80}?)\s*''(\w?)", lambda m: f'"{m[1]}"' + (f" {m[2]}" if m[2] else ""), text
+    )
     text = text.replace("``", '"').replace("''", '"')
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(\w)- (\w)", r"\1-\2", text)  # "half- brother" -> "half-brother"
