@@ -7,11 +7,19 @@ The reranker (the same one chain search uses: content overlap, answer type)
 picks the pair that best fits the question; its answer is the offline answer
 when it scores above this memory's N/A bar, and N/A below it.
 
-The bar is calibrated on the memory itself, never on a question set: QA
-pairs sampled evenly from memory are asked against the best passages *of
-other documents* (where their answer is not), and the scores a wrong answer
-reaches there set the bar (a quantile of them). It is recomputed when the
-memory changes.
+The bar is calibrated on the memory itself, never on a question set, from
+questions whose answer memory does not hold, asked the way users ask: chain
+search's absent probes (a stored pair reworded in the decomposers' templates
+about an invented name; two hops composed into one question, "Where was the
+author of <invented> born?"), each given the passages dense search finds for
+it. The scores a wrong answer reaches there set the bar (a quantile of them).
+Asking stored pairs' own questions against other documents' passages instead
+was measured to put the bar far too high: real questions match the extractor's
+wording less well than its own questions do, so on the MuSiQue memory the
+median answerable question's best pair scored under that bar, while wrong
+answers to user-worded absent questions scored lower still. A memory too small
+for enough probes falls back to that older draw. The bar is recomputed when
+the memory changes.
 """
 
 from __future__ import annotations
@@ -22,17 +30,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engramdb.platform.embedders import embed_queries
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
 from engramdb.platform.vectors import VectorHit
 from engramdb.retrieval.io_pool import IO_POOL
+from engramdb.retrieval.na_calibration import MIN_PROBES, build_probes, composed_question, namespace_seed
 from engramdb.retrieval.results import NA, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext
 
-#: Quantile of the withheld-answer scores that is the N/A bar, unless a strategy sets its own.
+#: Quantile of the absent-answer scores that is the N/A bar, unless a strategy sets its own.
 DEFAULT_NA_QUANTILE = 0.5
-#: QA pairs sampled from memory to set the bar.
+#: Probes drawn from memory to set the bar.
 DEFAULT_NA_SAMPLE = 40
-#: Passages of other documents each sampled question is asked against.
+#: Passages each probe is asked against.
 DEFAULT_PASSAGES = 5
 
 
@@ -117,6 +127,26 @@ class EvidenceAnswerer:
             return bar
 
     def _calibrate(self) -> float:
+        scores = self._absent_scores()
+        if len(scores) < MIN_PROBES:
+            scores = self._other_document_scores()
+        return float(np.quantile(scores, self.na_quantile)) if scores else 1.0
+
+    def _absent_scores(self) -> list[float]:
+        """The best pair's score for each user-worded absent probe, over its dense passages."""
+        ctx = self.context
+        probes = build_probes(ctx.graph, ctx.embedder, self.na_sample, namespace_seed(ctx.namespace)).absent
+        asked = [q for p in probes if (q := composed_question(p.sequence))]
+        scores = []
+        for question, vector in zip(asked, embed_queries(ctx.embedder, asked), strict=True):
+            query = np.asarray(vector, dtype=np.float32)
+            hits = ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, self.passages)
+            best = self.best_qa(question, [h.key for h in hits], query)
+            scores.append(best[1] if best else 0.0)
+        return scores
+
+    def _other_document_scores(self) -> list[float]:
+        """Stored pairs' own questions against the best passages of other documents."""
         ctx = self.context
         sample = ctx.graph.read("traversals/qa_sample", limit=self.na_sample)
         vectors = ctx.vectors.get_vectors(QA_COLLECTION, ctx.namespace, [s["id"] for s in sample])
@@ -129,7 +159,7 @@ class EvidenceAnswerer:
             others = [h.key for h in hits if h.payload.get("doc_id") != item["doc_id"]][: self.passages]
             best = self.best_qa(item["question"], others, vector)
             scores.append(best[1] if best else 0.0)
-        return float(np.quantile(scores, self.na_quantile)) if scores else 1.0
+        return scores
 
 
 #: Most QA pairs read per passage for the offline answer (MuSiQue passages hold 10 on average, 62 at most).

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -304,6 +305,22 @@ def _second_hops(
         answer_type = (r["answer_types"] or [""])[0] or ""
         out[seed["qa_id"]] = (r["question"].replace(name, "<ENTITY_Q1>"), r["answer_names"][0], answer_type)
     return out
+
+
+_DESCRIBED = re.compile(r"^(?:Who|What) (?:is|was|are|were) (?P<np>(?:the|a|an) .+ of .+?)\?$")
+
+
+def composed_question(sequence: Sequence[str]) -> str | None:
+    """A probe's sub-questions as the one question a user would ask: a one-hop probe as it is, a
+    two-hop probe with its first hop's description in place of ``<ENTITY_Q1>`` ("Who is the
+    author of Brand?" + "Where was <ENTITY_Q1> born?" → "Where was the author of Brand born?").
+    None when the first hop is not worded as "the <relation> of <name>" (no natural composition)."""
+    if len(sequence) == 1:
+        return sequence[0]
+    if len(sequence) != 2 or "<ENTITY_Q1>" not in sequence[1]:
+        return None
+    found = _DESCRIBED.match(sequence[0].strip())
+    return sequence[1].replace("<ENTITY_Q1>", found.group("np")) if found else None
 
 
 #: Probes searched together (their hops share embedding calls and graph round trips).

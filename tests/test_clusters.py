@@ -392,3 +392,41 @@ def test_a_hierarchy_built_by_another_stage_version_is_rebuilt_whole(module_memo
     assert report.chunks == len(chunks)  # every chunk grown again, not only the half never indexed
     assert stage.stale() == 0 and stage.missing() == 0
     assert_healthy(stage, len(chunks))
+
+
+def test_the_evidence_bar_comes_from_user_worded_questions_memory_cannot_answer(
+    module_memory: Memory,
+) -> None:
+    """The offline N/A bar of every passage-answering strategy is read off absent probes worded as
+    users word questions (reworded, two hops composed into one, about invented names), each over
+    the passages dense search finds for it."""
+    import numpy as np
+
+    from engramdb.retrieval.evidence_answer import EvidenceAnswerer
+    from engramdb.retrieval.na_calibration import MIN_PROBES, build_probes, namespace_seed
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    context = AskContext(
+        module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker()
+    )
+    answerer = EvidenceAnswerer(context)
+    probes = build_probes(
+        context.graph, context.embedder, answerer.na_sample, namespace_seed(context.namespace)
+    )
+    names = {p.sequence[0] for p in probes.reworded}
+    assert all(p.sequence[0] not in names for p in probes.absent)  # the asked-about names are invented
+    scores = answerer._absent_scores()
+    assert len(scores) >= MIN_PROBES and all(0.0 <= s <= 1.0 for s in scores)
+    assert answerer.na_threshold() == pytest.approx(float(np.quantile(scores, answerer.na_quantile)))
+
+
+def test_two_hop_probes_are_composed_as_one_question() -> None:
+    from engramdb.retrieval.na_calibration import composed_question
+
+    assert composed_question(("Where was Marie Curie born?",)) == "Where was Marie Curie born?"
+    assert composed_question(
+        ("Who is the director of Jump for Glory?", "Who is the spouse of <ENTITY_Q1>?")
+    ) == ("Who is the spouse of the director of Jump for Glory?")
+    assert composed_question(("When was Brand published?", "Where was <ENTITY_Q1> born?")) is None
+    assert composed_question(("Who is the author of Brand?", "Where was Ibsen born?")) is None

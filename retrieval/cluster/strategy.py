@@ -19,10 +19,10 @@
    or says N/A. Offline, the answer is the best QA pair (by the configured
    reranker) extracted from the evidence passages, and N/A when it scores
    below a threshold the memory itself gives: the ``na_quantile`` quantile of
-   the best scores that QA questions sampled from this memory reach when
-   their own document is withheld, i.e. how well a question whose answer is
-   *not* in the retrieved passages still seems to match. It is computed once
-   per strategy instance and never fitted to any evaluation question.
+   the best scores that questions whose answer memory does not hold reach over
+   the passages found for them (``retrieval/evidence_answer.py``), i.e. how well
+   a question whose answer is *not* in the evidence still seems to match. It is
+   recomputed when the memory changes and never fitted to any evaluation question.
 """
 
 from __future__ import annotations
@@ -73,10 +73,10 @@ class ClusterRecipe(Recipe):
         0.5,
         ge=0.0,
         le=1.0,
-        description="Offline: quantile of the withheld-answer scores that is the N/A bar.",
+        description="Offline: quantile of the absent-answer scores that is the N/A bar.",
     )
     na_sample: int = Field(
-        40, ge=5, le=1000, description="Offline: QA pairs sampled from memory for the N/A bar."
+        40, ge=5, le=1000, description="Offline: probes drawn from memory for the N/A bar."
     )
 
 
