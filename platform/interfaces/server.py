@@ -807,6 +807,11 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def reachable_url(url: str) -> str:
+    """``url`` as a client on this machine connects to it: a wildcard address becomes loopback."""
+    return url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
+
+
 @contextlib.contextmanager
 def _stop_on_signals(server: "uvicorn.Server") -> Iterator[None]:
     """SIGINT/SIGTERM ask uvicorn to stop; after its graceful shutdown uvicorn raises the signal
@@ -846,7 +851,7 @@ def serve(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 
         def ready() -> None:
             log.info("serving on %s", url)
-            announce_server(settings.home, url)  # CLI commands of this home now go through us
+            announce_server(settings.home, reachable_url(url))  # CLI commands of this home now go through us
             if announce is not None:
                 announce(f"engramdb serving on {url} (API docs {url}/docs; log {log_path})")
 
