@@ -132,6 +132,22 @@ def _timed_method(obj, name: str, tally: dict[str, float], key) -> None:
     setattr(obj, name, wrapper)
 
 
+def snapshot_memory(memory: Memory) -> dict:
+    """Bytes the diffusion strategy's walk snapshot of this memory holds (Python objects and
+    arrays, measured by tracemalloc while it is built), for docs/scaling.md."""
+    import tracemalloc
+
+    from engramdb.retrieval.diffusion.strategy import SnapshotCache
+
+    tracemalloc.start()
+    snapshot, _ = SnapshotCache().current(memory.graph, memory.vectors, memory.embedder.dim)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    chunks = len(snapshot.chunk_ids)
+    return {"bytes": held, "chunks": chunks, "entities": snapshot.entities, "edges": snapshot.edges,
+            "bytes_per_passage": held / max(chunks, 1), "build_seconds": snapshot.build_seconds}  # fmt: skip
+
+
 def travel(settings, corpus: Path, n: int) -> dict:
     """Embedding N passages alone vs a default ingest of them, in this one process."""
     docs = load_path(corpus)[:n]
@@ -142,11 +158,11 @@ def travel(settings, corpus: Path, n: int) -> dict:
     def embed_alone_seconds() -> float:
         alone = make_embedder(settings)  # a fresh one each time: nothing remembered from a run before
         alone.embed_documents(["warm up"])
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         alone.embed_documents(texts)
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
-    alone_first = embed_alone_seconds()
+    alone_first, alone_first_cpu = embed_alone_seconds()
     rss_before = peak_rss_mb()
     fresh = make_embedder(settings)  # nothing the baseline embedded may be reused by the ingest
     fresh.embed_documents(["warm up"])
@@ -158,16 +174,19 @@ def travel(settings, corpus: Path, n: int) -> dict:
         memory.ingestor  # noqa: B018 - open the stores and stages before timing
         upserts: dict[str, float] = {}
         _timed_method(memory.vectors, "upsert", upserts, lambda a: a[0])
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         report = memory.ingest(docs)
-        ingest_s = time.perf_counter() - started
-        alone_last = embed_alone_seconds()  # the machine's speed may drift: baseline before and after
+        ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
+        # the machine's speed may drift: the baseline runs before and after the ingest
+        alone_last, alone_last_cpu = embed_alone_seconds()
+        snapshot = snapshot_memory(memory)
         stats = memory.stats()
         for collection in (FACT_COLLECTION, GIST_COLLECTION, CLUSTER_COLLECTION):
             memory.vectors.ensure_collection(collection, counting.dim)
             stats[f"{collection}_vectors"] = memory.vectors.count(collection, namespace)
     totals = counting.totals()
     embed_alone = (alone_first + alone_last) / 2
+    alone_cpu = (alone_first_cpu + alone_last_cpu) / 2
     # texts the model itself ran (an embedder that reuses vectors runs fewer than it is given)
     model_texts = (
         fresh.texts_embedded - run_before if run_before is not None else totals["texts"] - totals["repeats"]
@@ -175,6 +194,8 @@ def travel(settings, corpus: Path, n: int) -> dict:
     return {
         "corpus": str(corpus), "namespace": namespace, "passages": n,
         "embed_alone_seconds": embed_alone, "embed_alone_runs": [alone_first, alone_last], "ingest_seconds": ingest_s, "ratio": ingest_s / embed_alone,
+        "ingest_cpu_seconds": ingest_cpu, "embed_alone_cpu_seconds": alone_cpu, "cpu_ratio": ingest_cpu / alone_cpu,
+        "diffusion_snapshot": snapshot,
         "peak_rss_mb_python": peak_rss_mb(), "peak_rss_mb_before_ingest": rss_before,
         "texts_embedded_per_passage": totals["texts"] / n, "repeats_per_passage": totals["repeats"] / n,
         "distinct_texts_per_passage": (totals["texts"] - totals["repeats"]) / n,
@@ -190,6 +211,13 @@ def print_travel(r: dict) -> None:
           f"{r['embed_alone_seconds']:.1f} s (mean of {', '.join(f'{x:.1f}' for x in r['embed_alone_runs'])} "
           f"before and after it) = {r['ratio']:.1f}x; peak RSS (python) {r['peak_rss_mb_python']:.0f} MB "
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest)")  # fmt: skip
+    print(f"  CPU of this process (Neo4j's JVM not included): ingest {r['ingest_cpu_seconds']:.1f} s vs embedding "
+          f"alone {r['embed_alone_cpu_seconds']:.1f} s = {r['cpu_ratio']:.1f}x; "
+          f"tokens embedded {r['tokens_embedded_in_ingest'] / r['tokens_embedded_alone']:.1f}x the passages' own")  # fmt: skip
+    d = r["diffusion_snapshot"]
+    print(f"  diffusion walk snapshot of this memory: {d['bytes'] / 1e6:.1f} MB for {d['chunks']} passages "
+          f"({d['bytes_per_passage']:,.0f} B per passage, {d['edges']} walk edges, {d['entities']} entities), "
+          f"built in {d['build_seconds']:.1f} s")  # fmt: skip
     print(f"  texts given to the embedder per passage {r['texts_embedded_per_passage']:.1f} "
           f"({r['distinct_texts_per_passage']:.1f} distinct, {r['repeats_per_passage']:.1f} repeats), "
           f"run through the model {r['model_texts_per_passage']:.1f}, "
