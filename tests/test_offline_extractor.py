@@ -367,3 +367,24 @@ def test_possessives_relate_owner_and_name(extractor: OfflineExtractor) -> None:
     assert qas["When did John Reed die?"] == {"1920"}
     qas = qa_map(extractor.extract(ChunkText("Their studio was in London's Soho district.", "Blue Door")))
     assert qas["Where is Soho located?"] == {"London"}  # two places: one inside the other
+
+
+def test_shared_head_and_title_with_of(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText(
+            "Orren Lake State Park is a state park in Baker and Lowell Counties, Oregon.",
+            "Orren Lake State Park",
+        )
+    )
+    assert {"Baker County", "Lowell County"} <= qa_map(gsw)["What is Orren Lake State Park a state park in?"]
+    assert not [e for e in gsw.entities if e.name in {"Counties", "Lowell Counties"}]
+    # the title "West Fork Pine River" written with "of the"; places nested by "in ... in ..."
+    gsw = extractor.extract(
+        ChunkText(
+            "The West Fork of the Pine River is a stream located in eastern Vermont in the United States.",
+            "West Fork Pine River",
+        )
+    )
+    fork = next(e for e in gsw.entities if e.name == "West Fork Pine River")
+    assert "West Fork of the Pine River" in fork.aliases
+    assert qa_map(gsw)["Where is West Fork Pine River located?"] == {"Vermont", "United States"}

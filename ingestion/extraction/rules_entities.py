@@ -105,9 +105,14 @@ class EntityTable:
                 spans.append((start, end, etype))
         spans = _split_ranges(doc, _merge_adjacent(doc, spans))
         quoted = _quoted_titles(doc)
-        self._shared_heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
+        self._shared_heads, heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
         forced = quoted + [(s, e, "PLACE") for s, e in self._shared_heads]
-        spans = [sp for sp in spans if not any(sp[0] < e and s < sp[1] for s, e, _t in forced)] + forced
+        spans = [
+            sp
+            for sp in spans
+            if not any(sp[0] < e and s < sp[1] for s, e, _t in forced) and not heads & set(range(*sp[:2]))
+        ] + forced
+        self._blocked = heads
         title_spans = self._title_spans()
         kept: list[tuple[int, int, str, bool]] = []
         for s, e, t in spans:
@@ -135,7 +140,9 @@ class EntityTable:
         found: list[tuple[int, int]] = []
         taken: set[int] = set()
         for variant in variants:
-            pattern = r"(?<!\w)" + re.escape(variant) + r"(?!\w)"
+            # "West Branch Warner River" is written "the West Branch of the Warner River"
+            words = [re.escape(w) for w in variant.split()]
+            pattern = r"(?<!\w)" + r"\s+(?:of\s+(?:the\s+)?)?".join(words) + r"(?!\w)"
             for m in re.finditer(pattern, self.doc.text, flags=re.IGNORECASE):
                 span = self.doc.char_span(m.start(), m.end(), alignment_mode="expand")
                 if span is None or taken.intersection(range(span.start, span.end)):
@@ -145,7 +152,7 @@ class EntityTable:
         return found
 
     def _proper_runs(self, kept: list[tuple[int, int, str, bool]]) -> list[tuple[int, int]]:
-        covered = {i for s, e, _t, _b in kept for i in range(s, e)}
+        covered = {i for s, e, _t, _b in kept for i in range(s, e)} | self._blocked
         runs: list[tuple[int, int]] = []
         i = 0
         doc = self.doc
@@ -438,27 +445,33 @@ def _quoted_titles(doc: Doc) -> list[tuple[int, int, str]]:
     return out
 
 
-_PLURAL_PLACE_HEADS = {
-    "county": "County",
-    "river": "River",
-    "island": "Island",
-    "province": "Province",
-    "lake": "Lake",
-    "street": "Street",
-    "district": "District",
-    "township": "Township",
-    "parish": "Parish",
+_PLURAL_PLACE_HEADS = {  # plural as written -> the head each listed name takes
+    "counties": "County",
+    "rivers": "River",
+    "islands": "Island",
+    "provinces": "Province",
+    "lakes": "Lake",
+    "streets": "Street",
+    "districts": "District",
+    "townships": "Township",
+    "parishes": "Parish",
 }
 
 
-def _shared_plural_heads(doc: Doc) -> dict[tuple[int, int], str]:
-    """``Crawford, Dent and Washington counties``: each listed name with the shared head, "Dent County"."""
+def _shared_plural_heads(doc: Doc) -> tuple[dict[tuple[int, int], str], set[int]]:
+    """``Crawford, Dent and Washington counties``: each listed name with the shared head, "Dent County".
+
+    Returns the name spans with their full names, and the plural head words (no entities themselves).
+    """
     out: dict[tuple[int, int], str] = {}
+    heads: set[int] = set()
     for tok in doc:
-        head = _PLURAL_PLACE_HEADS.get(tok.lemma_.lower()) if tok.tag_ == "NNS" else None
+        head = _PLURAL_PLACE_HEADS.get(tok.lower_)
         if head is None:
             continue
         firsts = [c for c in tok.children if c.dep_ in {"nmod", "compound", "amod"} and c.pos_ == "PROPN"]
+        if tok.dep_ == "conj" and tok.head.pos_ == "PROPN" and tok.head.i < tok.i:
+            firsts.append(tok.head)  # "in Guilford and Rockingham Counties": the parser's other reading
         for first in firsts:
             for member in [first, *first.conjuncts]:
                 if member.pos_ != "PROPN" or member.i >= tok.i:
@@ -467,7 +480,8 @@ def _shared_plural_heads(doc: Doc) -> dict[tuple[int, int], str]:
                 while start > 0 and doc[start - 1].dep_ == "compound" and doc[start - 1].head.i == member.i:
                     start -= 1
                 out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
-    return out
+                heads.add(tok.i)
+    return out, heads
 
 
 _RANGE_WORDS = {"to", "and", "until", "till", "through", "-", "–", "—", "--", "between", "from"}

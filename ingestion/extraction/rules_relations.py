@@ -319,7 +319,7 @@ class RelationRules:
             )
             if named:  # "the American rock band Pearl Jam"
                 out.append(_Path(list(prefix), named, member))
-            if member.tag_ == "NNS":  # "through Crawford and Dent counties": each listed name
+            if member.tag_ in {"NNS", "NNPS"}:  # "through Crawford and Dent counties": each listed name
                 for mod in member.children:
                     if mod.dep_ in {"nmod", "compound"} and mod.i < member.i:
                         for m in [mod, *mod.conjuncts]:
@@ -351,14 +351,25 @@ class RelationRules:
         if self.t.get(key).type != "PLACE":
             return []
         chained = [k for k in self.within.get(key, []) if k != key]
-        return chained + [
+        nested = [  # "in central New Hampshire in the United States"
             k
             for c in tok.children
-            if c.dep_ in {"appos", "npadvmod"}
-            and (k := self.t.key_at(c))
-            and k != key
-            and self.t.get(k).type == "PLACE"
+            if c.dep_ == "prep" and c.lower_ in {"in", "of"}
+            for g in c.children
+            if g.dep_ == "pobj" and (k := self.t.key_at(g)) and k != key and self.t.get(k).type == "PLACE"
         ]
+        return (
+            chained
+            + nested
+            + [
+                k
+                for c in tok.children
+                if c.dep_ in {"appos", "npadvmod"}
+                and (k := self.t.key_at(c))
+                and k != key
+                and self.t.get(k).type == "PLACE"
+            ]
+        )
 
     # ------------------------------------------------------------- predicates
     def _predicate(self, pred: Token) -> None:
