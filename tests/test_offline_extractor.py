@@ -388,3 +388,18 @@ def test_shared_head_and_title_with_of(extractor: OfflineExtractor) -> None:
     fork = next(e for e in gsw.entities if e.name == "West Fork Pine River")
     assert "West Fork of the Pine River" in fork.aliases
     assert qa_map(gsw)["Where is West Fork Pine River located?"] == {"Vermont", "United States"}
+
+
+def test_attribute_lists_and_non_names(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("The rainiest months are October and November.", "Port Vell")))
+    assert qas["What are the rainiest months of Port Vell?"] == {"October", "November"}
+    gsw = extractor.extract(
+        ChunkText(
+            "The mill ran for about 40 years (Edith died in 1931). It is the last one built by Carl Frey.",
+            "Frey Mill",
+        )
+    )
+    qas = qa_map(gsw)
+    assert qas["When did Edith die?"] == {"1931"}  # not the anchor "about 40 years"
+    names = {e.name for e in gsw.entities}
+    assert "one" not in names  # "the last one": a pronoun, not a number

@@ -101,6 +101,8 @@ class EntityTable:
             if etype is None:
                 continue
             start, end = _trim(ent)
+            if etype == "DATE":  # "the wettest months are March": the date starts after the verb
+                start = max([start, *(t.i + 1 for t in doc[start:end] if t.pos_ in {"AUX", "VERB"})])
             if start < end:
                 spans.append((start, end, etype))
         spans = _split_ranges(doc, _merge_adjacent(doc, spans))
@@ -185,7 +187,7 @@ class EntityTable:
         else:
             name = normalise_name(self._shared_heads.get((start, end), span.text))
             key = name_key(name)
-            if not key or len(name) < 2:
+            if not key or len(name) < 2 or _not_a_name(span, name, etype):
                 return
             if self.title_key and key == self.title_key:
                 pass
@@ -347,6 +349,22 @@ class EntityTable:
             if rec is not None and rec.type in types:
                 best = key
         return best
+
+
+_TIME_WORDS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr "
+    "jun jul aug sep sept oct nov dec spring summer autumn fall winter monday tuesday wednesday thursday "
+    "friday saturday sunday century centuries bc bce ad ce christmas easter".split()
+)
+
+
+def _not_a_name(span: Span, name: str, etype: str) -> bool:
+    """NER mentions that name nothing: "the hottest month", "through the years", "the final one"."""
+    if etype == "DATE":
+        return not any(t.like_num for t in span) and not _TIME_WORDS.intersection(name.lower().split())
+    if etype == "NUMBER" and name.lower() == "one":
+        return span.root.dep_ != "nummod"  # "the third and final one": a pronoun, not the number
+    return False
 
 
 def _personal_name(name: str) -> bool:

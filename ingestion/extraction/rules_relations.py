@@ -477,46 +477,50 @@ class RelationRules:
         self.facts.append(Fact(subj or keys[0][0], vp, questions))
 
     def _noun_subject_reversal(self, pred: Token) -> str | None:
-        """``The editor-in-chief is Jane Doe``: the attribute entity is the one described."""
+        """``The editor-in-chief is Jane Doe``: the attribute entities are the ones described.
+
+        Conjoined attributes all answer ("The wettest months are March and April"); the owner is
+        an "of"/"from"/"for" object or a possessive ("The current Representative from District 16
+        is X"), else the document's topic.
+        """
         if pred.lemma_ != "be":
             return None
         subj_tok = next((c for c in pred.children if c.dep_ == "nsubj"), None)
         attr = next((c for c in pred.children if c.dep_ == "attr"), None)
         if subj_tok is None or attr is None or subj_tok.pos_ != "NOUN":
             return None
-        key = self.t.key_at(attr)
-        if not key:
+        keys = [k for t in [attr, *attr.conjuncts] if (k := self.t.key_at(t))]
+        keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+        if not keys:
             return None
         words = noun_phrase(subj_tok, self.t)
         if not words:
             return None
-        of_target = None
+        of_target, link = None, "of"
         for child in subj_tok.children:
-            if child.dep_ == "prep" and child.lower_ == "of":
+            if child.dep_ == "prep" and child.lower_ in {"of", "from", "for"} and of_target is None:
                 of_target = next(
                     (self.t.key_at(g) for g in child.children if g.dep_ == "pobj" and self.t.key_at(g)), None
                 )
+                link = child.lower_
             elif child.dep_ == "poss":
                 of_target = self.t.key_at(child) or (self.resolve(child) if child.pos_ == "PRON" else None)
+                link = "of"
         if of_target is None:
-            of_target = self.t.title()
-        if of_target is None or of_target == key:
+            of_target, link = self.t.title(), "of"
+        keys = [k for k in keys if k != of_target]
+        if of_target is None or not keys:
             return None
         role = " ".join(w for w in words if w.lower() not in {"the", "a", "an"})
-        self.t.get(key).add_role(role)
-        rec, tgt = self.t.get(key), self.t.get(of_target)
+        tgt = self.t.get(of_target)
         phrase = " ".join(_definite(words))
-        wh = _wh_subject(rec.type)
-        self.facts.append(
-            Fact(
-                key,
-                f"{pred.text} {phrase} of",
-                [
-                    Question(f"{wh} {pred.text} {phrase} of {tgt.name}?", [of_target], [key]),
-                    Question(f"What {pred.text} {rec.name} {phrase} of?", [key], [of_target]),
-                ],
-            )
-        )
+        wh = _wh_subject(self.t.get(keys[0]).type)
+        questions = [Question(f"{wh} {pred.text} {phrase} {link} {tgt.name}?", [of_target], keys)]
+        for key in keys:
+            rec = self.t.get(key)
+            rec.add_role(role)
+            questions.append(Question(f"What {pred.text} {rec.name} {phrase} {link}?", [key], [of_target]))
+        self.facts.append(Fact(keys[0], f"{pred.text} {phrase} {link}", questions))
         return None
 
     def _context_object(self, pred: Token, subj: str) -> tuple[str, str | None] | None:

@@ -106,7 +106,7 @@ def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
     found: list[LifeFact] = []
     for m in _EVENT_RE.finditer(inner):
         lead = re.split(r"[;,]", inner[: m.start()])[-1]
-        if len(re.findall(r"[A-Za-z]{2,}", lead)) >= 2:
+        if len(re.findall(r"[A-Za-z]{2,}", lead)) >= 2 or re.search(r"[A-Z][a-z]", lead):
             continue  # "(Ruth died in 1992)": someone else's death, a clause of its own
         kind = "born" if m.group("kind").startswith("b") else "died"
         date = m.group("date")
