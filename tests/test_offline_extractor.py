@@ -403,3 +403,12 @@ def test_attribute_lists_and_non_names(extractor: OfflineExtractor) -> None:
     assert qas["When did Edith die?"] == {"1931"}  # not the anchor "about 40 years"
     names = {e.name for e in gsw.entities}
     assert "one" not in names  # "the last one": a pronoun, not a number
+
+
+def test_office_words_and_capitalised_roles(extractor: OfflineExtractor) -> None:
+    text = "The ward was represented by Republican Joan Pike, the former Mayor of Lakeport, until 1990."
+    gsw = extractor.extract(ChunkText(text, "Lakeport Ward"))
+    qas = qa_map(gsw)
+    assert "Joan Pike" in {e.name for e in gsw.entities}  # the party word is no part of the name
+    assert qas["What was Joan Pike the former Mayor of?"] == {"Lakeport"}
+    assert "What nationality is Joan Pike?" not in qas  # a party is no nationality

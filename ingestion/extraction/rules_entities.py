@@ -103,6 +103,9 @@ class EntityTable:
             start, end = _trim(ent)
             if etype == "DATE":  # "the wettest months are March": the date starts after the verb
                 start = max([start, *(t.i + 1 for t in doc[start:end] if t.pos_ in {"AUX", "VERB"})])
+            while etype in {"PERSON", "ORG"} and end - start > 2 and doc[start].text in _OFFICE_WORDS:
+                start += 1  # "Democrat Emanuel Cleaver", "U.S. Senator Pat Harrison": the name is the person
+                etype = "PERSON"
             if start < end:
                 spans.append((start, end, etype))
         spans = _split_ranges(doc, _merge_adjacent(doc, spans))
@@ -163,6 +166,9 @@ class EntityTable:
                 j = i
                 while j < len(doc) and j not in covered and (doc[j].pos_ == "PROPN" or _inner_hyphen(doc, j)):
                     j += 1
+                if all(t.lower_ in NOUN_TYPES for t in doc[i:j]) and i > 0 and doc[i - 1].is_lower:
+                    i = j  # "the former Mayor": a capitalised role, not a name
+                    continue
                 if j - i <= _MAX_NAME_TOKENS and doc[j - 1].dep_ in {
                     "nsubj",
                     "nsubjpass",
@@ -351,6 +357,10 @@ class EntityTable:
         return best
 
 
+_OFFICE_WORDS = frozenset(
+    "Democrat Republican Democratic U.S. US Senator Representative Congressman Congresswoman Governor Mayor "
+    "Rep. Sen. Gov.".split()
+)
 _TIME_WORDS = frozenset(
     "january february march april may june july august september october november december jan feb mar apr "
     "jun jul aug sep sept oct nov dec spring summer autumn fall winter monday tuesday wednesday thursday "

@@ -606,7 +606,7 @@ class RelationRules:
             elif h.type == a.type or "THING" in {h.type, a.type} and len(a.name.split()) > 1:
                 h.add_alias(a.name)  # an apposed name is an alias, never a self-answering "known as" pair
             return
-        if head_key and not tok_key and tok.pos_ == "NOUN":
+        if head_key and not tok_key and tok.pos_ in {"NOUN", "PROPN"}:
             # "Karl Renner, the chancellor of Austria": a description of the head entity
             self._describe_noun(head_key, tok, "is")
             vg = _CopulaGroup(self._tense_word(tok))
@@ -687,7 +687,9 @@ class RelationRules:
         role = " ".join([*role_words, noun.text.lower()])
         rec.add_role(role, states)
 
-    def _nationality(self, subj: str, demonym: str, at: int, be: str = "is") -> None:
+    def _nationality(
+        self, subj: str, demonym: str, at: int, be: str = "is", countries_only: bool = False
+    ) -> None:
         """``a Swedish musician`` / ``the Russian station``: the country answers "What country is X from?".
 
         A model names the country ("Sweden"), which also takes the adjective as an alias; for a
@@ -696,6 +698,8 @@ class RelationRules:
         """
         rec = self.t.get(subj)
         qs: list[Question] = []
+        if countries_only and not country_of_demonym(demonym):
+            return  # "Republican Joan Pike": a party, not a nationality
         if rec.type == "PERSON":
             key = self.t.add_entity(demonym, "NORP", at)
             if key and key != subj:
@@ -721,7 +725,7 @@ class RelationRules:
             ckey = self.t.key_at(child)
             if child.i < tok.i and child.dep_ in {"amod", "compound"} and ckey and ckey != key:
                 if self.t.get(ckey).type == "NORP":
-                    self._nationality(key, self.t.get(ckey).name, child.i)
+                    self._nationality(key, self.t.get(ckey).name, child.i, countries_only=True)
 
 
 class VerbGroup:
