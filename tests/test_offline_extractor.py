@@ -412,3 +412,11 @@ def test_office_words_and_capitalised_roles(extractor: OfflineExtractor) -> None
     assert "Joan Pike" in {e.name for e in gsw.entities}  # the party word is no part of the name
     assert qas["What was Joan Pike the former Mayor of?"] == {"Lakeport"}
     assert "What nationality is Joan Pike?" not in qas  # a party is no nationality
+
+
+def test_year_events_and_attribute_context(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(ChunkText("The population was 12,045 at the 2000 census.", "Fairhaven"))
+    qas = qa_map(gsw)
+    assert qas["What was the population of Fairhaven?"] == {"12,045"}
+    assert qas["When was the population of Fairhaven 12,045?"] == {"2000 census"}  # one event, as named
+    assert _named(gsw, "What was the population of Fairhaven at 2000 census?") == {"Fairhaven", "2000 census"}

@@ -108,7 +108,7 @@ class EntityTable:
                 etype = "PERSON"
             if start < end:
                 spans.append((start, end, etype))
-        spans = _split_ranges(doc, _merge_adjacent(doc, spans))
+        spans = _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans)))
         quoted = _quoted_titles(doc)
         self._shared_heads, heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
         forced = quoted + [(s, e, "PLACE") for s, e in self._shared_heads]
@@ -534,3 +534,35 @@ def _split_ranges(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int
         else:
             out.append((start, end, etype))
     return out
+
+
+# Nouns that a year before them turns into a named event: "the 2010 census", "the 1942 Democratic primary".
+_YEAR_EVENTS = frozenset(
+    "census election elections primary referendum season championship championships tournament "
+    "draft festival games olympics expedition campaign".split()
+)
+
+
+def _year_events(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``the 2010 census``: a year and the event noun it dates are one event, as a model names it."""
+    out: list[tuple[int, int, str]] = []
+    taken: set[int] = set()
+    for start, end, etype in spans:
+        year = doc[start]
+        head = year.head
+        if (
+            etype == "DATE"
+            and end - start == 1
+            and re.fullmatch(r"\d{4}", year.text)
+            and year.dep_ in {"nummod", "compound", "amod"}
+            and head.lemma_.lower() in _YEAR_EVENTS
+            and 0 < head.i - start <= 3
+            and all(t.dep_ in {"amod", "compound"} for t in doc[start + 1 : head.i])
+        ):
+            out.append((start, head.i + 1, "EVENT"))
+            taken.update(range(start, head.i + 1))
+        else:
+            out.append((start, end, etype))
+    return [
+        sp for sp in out if sp[2] == "EVENT" and sp[1] - sp[0] > 1 or not taken & set(range(sp[0], sp[1]))
+    ]

@@ -520,6 +520,19 @@ class RelationRules:
             rec = self.t.get(key)
             rec.add_role(role)
             questions.append(Question(f"What {pred.text} {rec.name} {phrase} {link}?", [key], [of_target]))
+        for prep in (c for c in pred.children if c.dep_ == "prep" and c.lower_ in ABSORBED_PREPS):
+            # "The population was 4,397 at the 2010 census": the census names the others
+            ctx = next((k for g in prep.children if g.dep_ == "pobj" and (k := self.t.key_at(g))), None)
+            if ctx is None or ctx in keys or ctx == of_target:
+                continue
+            c = self.t.get(ctx)
+            where = f"{phrase} {link} {tgt.name}"
+            questions.append(
+                Question(f"{wh} {pred.text} {where} {prep.lower_} {c.name}?", [of_target, ctx], keys)
+            )
+            values = " and ".join(self.t.get(k).name for k in keys)
+            ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
+            questions.append(Question(f"{ask} {pred.text} {where} {values}?", [of_target, *keys], [ctx]))
         self.facts.append(Fact(keys[0], f"{pred.text} {phrase} {link}", questions))
         return None
 
