@@ -42,9 +42,16 @@ overall (micro-averaged):
 * ``atomic_offline`` / ``atomic_model``: share of QA pairs whose answer entity
   names are all at most 5 tokens.
 
-It also prints the model entities and pairs the offline extractor misses (a
-sample of 200 of each), put into rough classes by regexes on their source
-sentence -- a first rough classification, not a diagnosis. The code is in
+It also counts the model entities and pairs the offline extractor misses, every
+one of them, put into rough classes by regexes on their source sentence -- a
+rough classification, not a diagnosis -- and, when
+``shared/data/musique/questions.json`` is there, the hop coverage: the share of
+gold sub-answers that are an answer entity of their supporting paragraph's QA
+pairs (exact name/alias match, and contained as whole words). Throughput is
+given per wall second and per second of the process's CPU time (the fairer
+figure on a shared machine). A stored run, ``bench_extractor_before.json``
+(the extractor before issue 26's rules, v1.1; ``--before`` names another or
+``none``), is printed beside every figure and class count. The code is in
 ``silver_support.py``.
 """
 
