@@ -300,6 +300,11 @@ def test_birth_date_and_place_name_each_other(extractor: OfflineExtractor) -> No
     )
     assert qas["When was Tomas Berg born in Uppsala?"] == {"4 May 1950"}
     assert qas["Where was Tomas Berg born on 4 May 1950?"] == {"Uppsala"}
+    gsw = extractor.extract(
+        ChunkText("Pia Lund (born 6 March 1985 in Aarhus, Denmark) is a sprinter.", "Pia Lund")
+    )
+    assert qa_map(gsw)["Where is Aarhus located?"] == {"Denmark"}
+    assert "Aarhus, Denmark" in next(e for e in gsw.entities if e.name == "Aarhus").aliases
 
 
 def test_asides_year_of_a_work_and_cast(extractor: OfflineExtractor) -> None:

@@ -127,6 +127,9 @@ def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
         if lf.place:
             parts = [table.add_entity(part, "PLACE", 0) for part in lf.place.split(",")]
             places = [p for p in parts if p and p != subj]
+            if len(places) > 1:  # "in Heidelberg, South Africa": the town's fuller name, and where it lies
+                table.get(places[0]).add_alias(f"{table.get(places[0]).name}, {table.get(places[1]).name}")
+                facts.extend(_located_facts(table, places))
             verb = "born" if lf.kind == "born" else "die"
             if places:
                 qs.append(Question(f"Where {verb_q} {rec.name} {verb}?", [subj], places))
@@ -142,6 +145,24 @@ def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
                 qs.append(Question(f"Where {verb_q} {rec.name} {verb} {prep} {lf.date}?", [subj, d], places))
         if qs:
             facts.append(Fact(subj, verb_vp, qs))
+    return facts
+
+
+def _located_facts(table: EntityTable, places: list[str]) -> list[Fact]:
+    """Each place of "Björkhagen, Stockholm, Sweden" lies in every later one."""
+    facts: list[Fact] = []
+    for i, inner in enumerate(places[:-1]):
+        name = table.get(inner).name
+        for outer in places[i + 1 :]:
+            where = table.get(outer).name
+            qs = [
+                Question(f"Where is {name} located?", [inner], [outer]),
+                Question(f"What place is located in {where}?", [outer], [inner]),
+            ]
+            kind = place_kind(where)
+            if kind:
+                qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
+            facts.append(Fact(inner, "is located in", qs))
     return facts
 
 
