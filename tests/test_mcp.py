@@ -205,6 +205,8 @@ def test_the_mcp_endpoint_needs_a_token_and_a_scoped_token_keeps_to_its_namespac
             "other_forget": await refused(session, "forget", ids=[CORPUS[0]["title"]], namespace=theirs),
             "graph": await refused(session, "query_graph", query="MATCH (n) RETURN count(n)", namespace=mine),
             "remember": await call(session, "remember", text=NOTE, title="Ada Quill", namespace=mine),
+            # resources/list names the default namespace's documents, which this token may not see
+            "resources": (await session.list_resources()).resources,
         }
 
     out = run(lambda: http_session(served.url, scoped), scenario)
@@ -212,7 +214,7 @@ def test_the_mcp_endpoint_needs_a_token_and_a_scoped_token_keeps_to_its_namespac
     for key in ("other", "other_ask", "other_forget"):
         assert f"may not use namespace {theirs!r}" in out[key]
     assert "admin token" in out["graph"]
-    assert out["remember"]["result"] == "ingested"
+    assert out["remember"]["result"] == "ingested" and out["resources"] == []
     assert stats(served, mine)["documents_done"] == 1
 
 

@@ -681,3 +681,58 @@ def test_health_is_degraded_when_a_store_fails_or_does_not_answer(isolated_setti
         release.set()
         state.ask_pool.shutdown()
         state.health_pool.shutdown()
+
+
+def test_sigkill_mid_ingest_the_restarted_server_reports_the_job_interrupted_and_the_resume_matches_a_clean_run(
+    tmp_path: Path, neo4j_server, settings, driver
+) -> None:
+    """Job records live in Neo4j: a killed server's running job is found at the next start and marked
+    interrupted; ingesting the same input again resumes it, ending where one clean run ends."""
+    home_settings = private_settings(tmp_path / "home", neo4j_server, settings)
+    namespace, clean = f"killed{uuid.uuid4().hex[:8]}", f"clean{uuid.uuid4().hex[:8]}"
+    documents = people(60)
+    server = start_server(home_settings, tmp_path, ENGRAMDB_INGEST_BATCH_SIZE="4")
+    try:
+        with server.client() as client:
+            job_id = client.post(
+                f"/v1/namespaces/{namespace}/documents", json={"documents": documents}
+            ).json()["job_id"]
+            deadline = time.monotonic() + 300
+            while (job := client.get(f"/v1/jobs/{job_id}").json())["documents_done"] < 8:
+                assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
+                time.sleep(0.05)
+        server.process.kill()
+        server.process.wait(60)
+        assert server.settings.home.joinpath("server", "server.json").exists()  # no clean exit: left behind
+
+        server = start_server(home_settings, tmp_path, ENGRAMDB_INGEST_BATCH_SIZE="4")
+        with server.client() as client:
+            record = client.get(f"/v1/jobs/{job_id}").json()
+            assert record["state"] == "failed" and record["error"].startswith("interrupted"), record
+            # progress as last saved (at most once a second, at a document batch's end)
+            assert record["namespace"] == namespace and 0 < record["documents_done"] < len(documents)
+            listed = client.get("/v1/jobs").json()["jobs"]
+            assert [j["id"] for j in listed if j["id"] == job_id] == [job_id]
+            pending = client.get(f"/v1/namespaces/{namespace}/stats").json()
+            assert pending["documents_done"] + pending["documents_pending"] < len(documents) + 1
+            job = ingest(client, namespace, documents)
+            assert job["state"] == "done" and job["report"]["skipped"] >= 8, job
+            assert ingest(client, clean, documents)["state"] == "done"
+            resumed = client.get(f"/v1/namespaces/{namespace}/stats").json()
+            reference = client.get(f"/v1/namespaces/{clean}/stats").json()
+            assert client.get(f"/v1/jobs/{job['id']}").json()["state"] == "done"
+        for key in ("namespace",):
+            resumed.pop(key), reference.pop(key)
+        assert resumed == reference
+        assert resumed["documents_done"] == len(documents) and resumed["documents_pending"] == 0
+    finally:
+        server.stop()
+
+    # The records outlive the server: a new one answers for the finished job too.
+    server = start_server(home_settings, tmp_path)
+    try:
+        with server.client() as client:
+            assert client.get(f"/v1/jobs/{job['id']}").json()["report"]["documents"] == len(documents)
+            assert client.get("/v1/jobs/no-such-job").status_code == 404
+    finally:
+        server.stop()

@@ -114,7 +114,13 @@ class RemoteMemory:
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         """The response's JSON; any failure becomes InputError (a 4xx) or ServerError (anything else)."""
         try:
-            response = self._http.request(method, path, **kwargs)
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except (httpx.ReadError, httpx.RemoteProtocolError):
+                if method != "GET":
+                    raise
+                # A reused keep-alive connection the server closed meanwhile: a GET is safe to send again.
+                response = self._http.request(method, path, **kwargs)
         except httpx.TimeoutException as exc:
             raise ServerError(f"the engramdb server at {self.url} did not answer {method} {path} in time "
                               f"({type(exc).__name__}; the timeout is {self._timeout} s)") from exc  # fmt: skip

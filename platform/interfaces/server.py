@@ -308,6 +308,14 @@ class ServerState:
             load()  # the model, now: the first ask should not pay for it
         for collection in (QA_COLLECTION, CHUNK_COLLECTION, ENTITY_COLLECTION):
             self.vectors.ensure_collection(collection, self.embedder.dim)
+        from engramdb.platform.interfaces.server_jobs import JobStore, home_id
+
+        self.writer.store = JobStore(self.driver, s.neo4j_database, home_id(s.home))
+        interrupted = self.writer.store.interrupt_unfinished()
+        if interrupted:
+            log.warning("%d job(s) of this data home were cut off when its server last stopped: marked "
+                        "interrupted (%s)", len(interrupted), ", ".join(interrupted))  # fmt: skip
+        self.writer.store.forget_old()
         self.reranker = make_reranker(s)
         self.chat_model = make_chat_model(s)
         self.strategies = [
@@ -654,12 +662,22 @@ def create_app(
             202, headers={"Location": f"{API_PREFIX}/jobs/{job.id}"},
         )  # fmt: skip
 
+    @app.get(f"{API_PREFIX}/jobs", tags=["documents"], summary="Recent ingest jobs, newest first")
+    async def jobs(who: Who, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> Response:
+        """This server's jobs and the recorded ones (earlier runs; other servers on the same Neo4j) of
+        the namespaces the token may use. A job cut off by a killed server is `failed`, its `error`
+        saying it was interrupted."""
+        namespaces = None if who.namespaces is None else sorted(who.namespaces)
+        found = await in_pool(state.ask_pool, state.writer.recent, namespaces, limit)
+        return EngramJSONResponse({"jobs": found})
+
     @app.get(f"{API_PREFIX}/jobs/{{job_id}}", tags=["documents"], summary="An ingest job's state and report")
     async def job(job_id: str, who: Who) -> Response:
-        data = state.writer.job(job_id)
+        data = state.writer.job(job_id, stored=False)  # this process's jobs: no query, no thread
         if data is None:
-            raise ApiError(404, "job_not_found", f"no job {job_id!r} (jobs are kept in memory until the server "
-                           "stops)")  # fmt: skip
+            data = await in_pool(state.ask_pool, state.writer.job, job_id)
+        if data is None:
+            raise ApiError(404, "job_not_found", f"no job {job_id!r}")
         if not who.may_use(data["namespace"]):
             raise ApiError(403, "forbidden", f"this token may not use namespace {data['namespace']!r}")
         return EngramJSONResponse(data)

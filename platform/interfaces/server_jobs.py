@@ -12,11 +12,18 @@ Stopping: jobs still queued are marked failed without running; the running one
 is interrupted at its next progress callback (after a document batch or a part
 of at most 128 chunks has landed), which leaves its unfinished documents
 ``pending``, so ingesting them again resumes where it stopped.
+
+Records: each job is also kept in Neo4j (:class:`JobStore`, ``cypher/server/``)
+as it changes (progress at most once a second), so ``GET /v1/jobs/{id}`` still
+answers after a restart, and a job whose server was killed is found at the next
+start of a server of the same data home and marked failed as interrupted.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -27,6 +34,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from neo4j import Driver
+
     from engramdb.ingestion.documents import Document
     from engramdb.ingestion.pipeline import PartProgress
     from engramdb.platform.interfaces.memory import Memory
@@ -36,6 +47,13 @@ JobState = Literal["queued", "running", "done", "failed"]
 T = TypeVar("T")
 #: Finished jobs kept for polling; past this the oldest finished ones are forgotten.
 FINISHED_JOBS_KEPT = 1000
+#: Seconds between saves of a running job's progress to its record.
+PROGRESS_SAVE_SECONDS = 1.0
+INTERRUPTED = (
+    "interrupted: the server stopped (killed or crashed) before this job ended; submit the documents "
+    "again to resume (finished documents are kept)"
+)
+HOME_ID_FILE = "id"
 
 
 class ServerStopping(Exception):
@@ -67,15 +85,107 @@ class Job:
         return data
 
 
+def home_id(home: Path) -> str:
+    """A stable id of the data home (``<home>/server/id``): whose jobs a restarted server may mark."""
+    from engramdb.platform.interfaces.server_tokens import server_dir
+
+    path = server_dir(home) / HOME_ID_FILE
+    try:
+        value = path.read_text().strip()
+    except FileNotFoundError:
+        value = ""
+    if not value:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        value = uuid.uuid4().hex
+        tmp = path.with_name(f".{HOME_ID_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(value + "\n")
+        os.replace(tmp, path)
+    return value
+
+
+class JobStore:
+    """Job records in Neo4j: one ``EngramJob`` node per job, written as the job changes.
+
+    A failed save is logged and otherwise ignored: the job itself matters more than its record,
+    and the in-memory record still answers polls while this process lives.
+    """
+
+    def __init__(self, driver: Driver, database: str, home: str) -> None:
+        from engramdb.platform import cypher_files
+
+        self.driver, self.database, self.home_id = driver, database, home
+        self._query = cypher_files.query
+        with driver.session(database=database) as session:
+            for statement in cypher_files.statements("server/schema"):
+                session.run(statement).consume()
+
+    def _run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        records, _, _ = self.driver.execute_query(self._query(name), params, database_=self.database)
+        return [dict(r) for r in records]
+
+    def save(self, job: Job) -> None:
+        data = job.to_dict()
+        record = {k: v for k, v in data.items() if k not in ("failures", "report", "namespace")}
+        record |= {"job_namespace": job.namespace, "home_id": self.home_id,
+                   "failures_json": json.dumps(data["failures"]), "report_json": json.dumps(data["report"]),
+                   "error": job.error}  # fmt: skip
+        try:
+            self._run("server/save_job", job=record)
+        except Exception:  # noqa: BLE001 - see the class docstring
+            log.warning("could not save the record of job %s", job.id, exc_info=True)
+
+    def get(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._run("server/get_job", id=job_id)
+        return _from_record(rows[0]["job"]) if rows else None
+
+    def recent(self, namespaces: list[str] | None, limit: int) -> list[dict[str, Any]]:
+        return [
+            _from_record(r["job"]) for r in self._run("server/list_jobs", namespaces=namespaces, limit=limit)
+        ]
+
+    def interrupt_unfinished(self) -> list[str]:
+        """Mark this home's jobs left queued or running by a server that died as failed; their ids."""
+        rows = self._run("server/interrupt_jobs", home_id=self.home_id, error=INTERRUPTED, now=time.time())
+        return [r["id"] for r in rows]
+
+    def forget_old(self, keep: int = FINISHED_JOBS_KEPT) -> None:
+        self._run("server/forget_jobs", keep=keep)
+
+
+def _from_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored record in the shape of :meth:`Job.to_dict`."""
+    data = {f: record.get(f) for f in Job.__dataclass_fields__}
+    data["namespace"] = record.get("job_namespace")
+    data["failures"] = [tuple(x) for x in json.loads(record.get("failures_json") or "[]")]
+    data["report"] = json.loads(record.get("report_json") or "null")
+    if data.get("error") is None:
+        data.pop("error", None)
+    return data
+
+
 class Writer:
     """One thread that runs every write in arrival order, and the records of ingest jobs."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: JobStore | None = None) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-writer")
         self._lock = threading.RLock()  # reentrant: a future already done runs its callback at once
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._outstanding: set[Future[Any]] = set()
         self._stopping = threading.Event()
+        self.store = store
+
+    def _save(self, job: Job) -> None:
+        if self.store is not None:
+            self.store.save(job)
+
+    def recent(self, namespaces: list[str] | None, limit: int) -> list[dict[str, Any]]:
+        """The newest jobs (this process's and recorded ones), newest first."""
+        with self._lock:
+            live = {j.id: j.to_dict() for j in self._jobs.values()
+                    if namespaces is None or j.namespace in namespaces}  # fmt: skip
+        stored = self.store.recent(namespaces, limit) if self.store is not None else []
+        merged = {**{j["id"]: j for j in stored}, **live}
+        return sorted(merged.values(), key=lambda j: j["created"], reverse=True)[:limit]
 
     # Jobs -------------------------------------------------------------------
     def submit_ingest(self, memory: Memory, documents: Sequence[Document]) -> Job:
@@ -85,6 +195,9 @@ class Writer:
             self._refuse_if_stopping()
             self._jobs[job.id] = job
             self._forget_old_jobs()
+        self._save(job)
+        with self._lock:
+            self._refuse_if_stopping()
             self._track(self._pool.submit(self._run_ingest, job, memory, list(documents)))
         return job
 
@@ -99,11 +212,15 @@ class Writer:
         with self._lock:
             self._outstanding.discard(future)
 
-    def job(self, job_id: str) -> dict[str, Any] | None:
-        """A snapshot of a job's record (taken under the lock, so never half-updated), or None."""
+    def job(self, job_id: str, *, stored: bool = True) -> dict[str, Any] | None:
+        """A snapshot of a job's record (taken under the lock, so never half-updated), else its stored
+        record (a job of an earlier run, or of another server on the same Neo4j; not with
+        ``stored=False``, for callers on the event loop), else None."""
         with self._lock:
             job = self._jobs.get(job_id)
-            return job.to_dict() if job is not None else None
+            if job is not None:
+                return job.to_dict()
+        return self.store.get(job_id) if stored and self.store is not None else None
 
     def _forget_old_jobs(self) -> None:
         finished = [j.id for j in self._jobs.values() if j.state in ("done", "failed")]
@@ -116,16 +233,26 @@ class Writer:
                 self._finish(job, "failed", error="the server stopped before this job ran")
                 return
             job.state, job.started = "running", time.time()
+        self._save(job)
         log.info("job %s: ingesting %d documents into %r", job.id, len(documents), job.namespace)
+        saved = time.monotonic()
+
+        def save_progress() -> None:
+            nonlocal saved
+            if time.monotonic() - saved >= PROGRESS_SAVE_SECONDS:
+                saved = time.monotonic()
+                self._save(job)
 
         def progress(n: int) -> None:
             with self._lock:
                 job.documents_done += n
+            save_progress()
             self._check_stopping()
 
         def on_part(part: PartProgress) -> None:
             with self._lock:
                 job.chunks_done, job.chunks_total = part.chunks_done, part.chunks_total
+            save_progress()
             self._check_stopping()
 
         try:
@@ -151,6 +278,7 @@ class Writer:
 
     def _finish(self, job: Job, state: JobState, error: str | None = None) -> None:
         job.state, job.error, job.finished = state, error, time.time()
+        self._save(job)
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():

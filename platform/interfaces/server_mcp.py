@@ -95,7 +95,7 @@ class ServerBackend:
         memory = await self._call(in_pool(self.state.ask_pool, self.state.memory, ns))
         job = self.state.writer.submit_ingest(memory, [doc])
         while True:  # the job runs on the writer whether or not this caller waits for it
-            record = self.state.writer.job(job.id)
+            record = self.state.writer.job(job.id, stored=False)
             if record is None or record["state"] in ("done", "failed"):
                 break
             await asyncio.sleep(JOB_POLL_SECONDS)

@@ -1,0 +1,3 @@
+// One job record by id (a job of an earlier run of this server, or of another server).
+MATCH (j:EngramJob {id: $id})
+RETURN properties(j) AS job
