@@ -168,6 +168,7 @@ def travel(settings, corpus: Path, n: int) -> dict:
     fresh.embed_documents(["warm up"])
     alone_tokens = sum(fresh.count_tokens(texts)) if hasattr(fresh, "count_tokens") else 0
     run_before = getattr(fresh, "texts_embedded", None)
+    tokens_before = getattr(fresh, "tokens_embedded", None)
     counting = CountingEmbedder(fresh)
     namespace = f"bench-travel-{uuid.uuid4().hex[:8]}"
     with Memory(namespace, settings, embedder=counting) as memory:
@@ -188,9 +189,9 @@ def travel(settings, corpus: Path, n: int) -> dict:
     embed_alone = (alone_first + alone_last) / 2
     alone_cpu = (alone_first_cpu + alone_last_cpu) / 2
     # texts the model itself ran (an embedder that reuses vectors runs fewer than it is given)
-    model_texts = (
-        fresh.texts_embedded - run_before if run_before is not None else totals["texts"] - totals["repeats"]
-    )
+    # an embedder without these counters runs every text it is given
+    model_texts = fresh.texts_embedded - run_before if run_before is not None else totals["texts"]
+    model_tokens = fresh.tokens_embedded - tokens_before if tokens_before is not None else totals["tokens"]
     return {
         "corpus": str(corpus), "namespace": namespace, "passages": n,
         "embed_alone_seconds": embed_alone, "embed_alone_runs": [alone_first, alone_last], "ingest_seconds": ingest_s, "ratio": ingest_s / embed_alone,
@@ -199,21 +200,35 @@ def travel(settings, corpus: Path, n: int) -> dict:
         "peak_rss_mb_python": peak_rss_mb(), "peak_rss_mb_before_ingest": rss_before,
         "texts_embedded_per_passage": totals["texts"] / n, "repeats_per_passage": totals["repeats"] / n,
         "distinct_texts_per_passage": (totals["texts"] - totals["repeats"]) / n,
-        "model_texts_per_passage": model_texts / n,
+        "model_texts_per_passage": model_texts / n, "model_tokens": model_tokens,
         "embed_seconds_in_ingest": totals["seconds"], "tokens_embedded_alone": alone_tokens,
         "tokens_embedded_in_ingest": totals["tokens"], "embedding_by_caller": counting.by_caller,
         "vector_upsert_seconds": upserts, "stage_seconds": report.stage_seconds, "stats": stats,
     }  # fmt: skip
 
 
+#: ``--travel 1000`` at the commit before issue 28's work (39e03c7, every text embedded as given,
+#: indexing after every upsert, ONNX threads spinning), same machine, load average 12-19:
+#: printed beside a run of 1,000 passages.
+BEFORE_TRAVEL_1000 = {
+    "ratio": 9.1, "cpu_ratio": 7.9, "peak_rss_mb_python": 3324, "texts_per_passage": 31.3,
+    "model_texts_per_passage": 31.3, "model_tokens_ratio": 5.3,
+}  # fmt: skip
+
+
 def print_travel(r: dict) -> None:
+    if r["passages"] == 1000:
+        b = BEFORE_TRAVEL_1000
+        print(f"before (39e03c7, same benchmark): ingest/embedding alone {b['ratio']}x wall, {b['cpu_ratio']}x CPU; "
+              f"peak RSS {b['peak_rss_mb_python']} MB; {b['texts_per_passage']} texts per passage given, "
+              f"{b['model_texts_per_passage']} run; tokens run {b['model_tokens_ratio']}x the passages' own")  # fmt: skip
     print(f"travel: {r['passages']} passages: default ingest {r['ingest_seconds']:.1f} s vs embedding them alone "
           f"{r['embed_alone_seconds']:.1f} s (mean of {', '.join(f'{x:.1f}' for x in r['embed_alone_runs'])} "
           f"before and after it) = {r['ratio']:.1f}x; peak RSS (python) {r['peak_rss_mb_python']:.0f} MB "
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest)")  # fmt: skip
     print(f"  CPU of this process (Neo4j's JVM not included): ingest {r['ingest_cpu_seconds']:.1f} s vs embedding "
           f"alone {r['embed_alone_cpu_seconds']:.1f} s = {r['cpu_ratio']:.1f}x; "
-          f"tokens embedded {r['tokens_embedded_in_ingest'] / r['tokens_embedded_alone']:.1f}x the passages' own")  # fmt: skip
+          f"tokens run through the model {r['model_tokens'] / r['tokens_embedded_alone']:.1f}x the passages' own")  # fmt: skip
     d = r["diffusion_snapshot"]
     print(f"  diffusion walk snapshot of this memory: {d['bytes'] / 1e6:.1f} MB for {d['chunks']} passages "
           f"({d['bytes_per_passage']:,.0f} B per passage, {d['edges']} walk edges, {d['entities']} entities), "
@@ -221,8 +236,8 @@ def print_travel(r: dict) -> None:
     print(f"  texts given to the embedder per passage {r['texts_embedded_per_passage']:.1f} "
           f"({r['distinct_texts_per_passage']:.1f} distinct, {r['repeats_per_passage']:.1f} repeats), "
           f"run through the model {r['model_texts_per_passage']:.1f}, "
-          f"embedding {r['embed_seconds_in_ingest']:.1f} s of the ingest; tokens embedded: ingest "
-          f"{r['tokens_embedded_in_ingest']:,}, passages alone {r['tokens_embedded_alone']:,}")  # fmt: skip
+          f"embedding {r['embed_seconds_in_ingest']:.1f} s of the ingest; tokens: given {r['tokens_embedded_in_ingest']:,}, "
+          f"run {r['model_tokens']:,}, the passages alone {r['tokens_embedded_alone']:,}")  # fmt: skip
     for caller, row in sorted(r["embedding_by_caller"].items(), key=lambda kv: -kv[1]["seconds"]):
         print(f"    {caller}: {row['texts']:.0f} texts ({row['repeats']:.0f} repeats, {row['tokens']:.0f} tokens) "
               f"in {row['calls']:.0f} calls, "

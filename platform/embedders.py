@@ -328,6 +328,8 @@ class OfflineEmbedder:
         self._documents = _QueryCache(document_cache_size)
         #: Texts run through the model so far (a cached or repeated text is not counted).
         self.texts_embedded = 0
+        #: Tokens of those texts (after truncation, with [CLS] and [SEP]).
+        self.tokens_embedded = 0
 
     def load(self) -> OfflineEmbedder:
         """Load the tokenizer and ONNX session now rather than on first use."""
@@ -392,6 +394,7 @@ class OfflineEmbedder:
             start += size
         with self._lock:
             self.texts_embedded += len(texts)
+            self.tokens_embedded += sum(len(row) for row in ids)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
