@@ -425,3 +425,10 @@ def test_year_events_and_attribute_context(extractor: OfflineExtractor) -> None:
     assert qas["What was the population of Fairhaven?"] == {"12,045"}
     assert qas["When was the population of Fairhaven 12,045?"] == {"2000 census"}  # one event, as named
     assert _named(gsw, "What was the population of Fairhaven at 2000 census?") == {"Fairhaven", "2000 census"}
+
+
+def test_shared_surname(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText("The cabin was built for Oscar and Lena Marie Voss in 1931.", "Voss Cabin")
+    )
+    assert qa_map(gsw)["When was the cabin built for Oscar Voss and Lena Marie Voss?"] == {"1931"}

@@ -110,8 +110,9 @@ class EntityTable:
                 spans.append((start, end, etype))
         spans = _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans)))
         quoted = _quoted_titles(doc)
-        self._shared_heads, heads = _shared_plural_heads(doc)  # "Crawford and Dent counties"
-        forced = quoted + [(s, e, "PLACE") for s, e in self._shared_heads]
+        # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
+        self._names, heads = _shared_plural_heads(doc)
+        forced = quoted + [(s, e, "PLACE") for s, e in self._names]
         spans = [
             sp
             for sp in spans
@@ -132,6 +133,7 @@ class EntityTable:
             kept.append((ts, te, etype or "", True))
         kept.extend((s, e, "THING", False) for s, e in self._proper_runs(kept))
         kept.sort()
+        kept = _shared_surnames(self.doc, kept, self._names)
         for start, end, etype, is_title in kept:
             self._add_mention(start, end, etype, is_title)
         self._merge_partial_names()
@@ -191,7 +193,7 @@ class EntityTable:
             if span.text.lower() != self.title_name.lower():
                 self.records[key].add_alias(normalise_name(span.text))
         else:
-            name = normalise_name(self._shared_heads.get((start, end), span.text))
+            name = normalise_name(self._names.get((start, end), span.text))
             key = name_key(name)
             if not key or len(name) < 2 or _not_a_name(span, name, etype):
                 return
@@ -566,3 +568,26 @@ def _year_events(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int,
     return [
         sp for sp in out if sp[2] == "EVENT" and sp[1] - sp[0] > 1 or not taken & set(range(sp[0], sp[1]))
     ]
+
+
+def _shared_surnames(
+    doc: Doc, kept: list[tuple[int, int, str, bool]], names: dict[tuple[int, int], str]
+) -> list[tuple[int, int, str, bool]]:
+    """``Russell and Ruth Goetz Kraus``: a lone first name before "and" and a full name shares its surname.
+
+    The first name's mention is renamed ("Russell Kraus") through ``names``, the map of mentions
+    whose name is not their text.
+    """
+    ordered = sorted(kept)
+    for (s1, e1, t1, b1), (s2, e2, t2, _b2) in zip(ordered, ordered[1:], strict=False):
+        if (
+            t1 == t2 == "PERSON"
+            and not b1
+            and e1 - s1 == 1
+            and e2 - s2 >= 2
+            and s2 == e1 + 1
+            and doc[e1].lower_ == "and"
+            and doc[s1].is_title
+        ):
+            names[(s1, e1)] = f"{doc[s1].text} {doc[e2 - 1].text}"
+    return kept
