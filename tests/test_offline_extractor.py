@@ -432,3 +432,9 @@ def test_shared_surname(extractor: OfflineExtractor) -> None:
         ChunkText("The cabin was built for Oscar and Lena Marie Voss in 1931.", "Voss Cabin")
     )
     assert qa_map(gsw)["When was the cabin built for Oscar Voss and Lena Marie Voss?"] == {"1931"}
+
+
+def test_a_possessive_does_not_start_a_name(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(ChunkText("He served in the navy from his 19th year until 1950.", "Karl Voss"))
+    assert qa_map(gsw)["From when did Karl Voss serve?"] == {"19th year"}
+    assert not [qa.question for qa in gsw.qa_pairs if _PRONOUN.search(qa.question)]

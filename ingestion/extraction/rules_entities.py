@@ -389,10 +389,14 @@ def _personal_name(name: str) -> bool:
     )
 
 
+# Words a mention does not start with: articles, and possessives ("its first week" is "first week").
+_LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
+
+
 def _trim(ent: Span) -> tuple[int, int]:
     start, end = ent.start, ent.end
     doc = ent.doc
-    while start < end and (doc[start].lower_ in {"the", "a", "an"} or doc[start].is_punct):
+    while start < end and (doc[start].lower_ in _LEADING or doc[start].is_punct):
         start += 1
     while end > start and (
         doc[end - 1].tag_ == "POS"
