@@ -709,8 +709,8 @@ def test_sigkill_mid_ingest_the_restarted_server_reports_the_job_interrupted_and
         with server.client() as client:
             record = client.get(f"/v1/jobs/{job_id}").json()
             assert record["state"] == "failed" and record["error"].startswith("interrupted"), record
-            # progress as last saved (at most once a second, at a document batch's end)
-            assert record["namespace"] == namespace and 0 < record["documents_done"] < len(documents)
+            # progress as last saved (at most once a second, at a document batch's end): possibly none yet
+            assert record["namespace"] == namespace and 0 <= record["documents_done"] < len(documents)
             listed = client.get("/v1/jobs").json()["jobs"]
             assert [j["id"] for j in listed if j["id"] == job_id] == [job_id]
             pending = client.get(f"/v1/namespaces/{namespace}/stats").json()

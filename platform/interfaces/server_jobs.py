@@ -235,7 +235,7 @@ class Writer:
             job.state, job.started = "running", time.time()
         self._save(job)
         log.info("job %s: ingesting %d documents into %r", job.id, len(documents), job.namespace)
-        saved = time.monotonic()
+        saved = float("-inf")  # the first finished batch is saved at once, later ones at most once a second
 
         def save_progress() -> None:
             nonlocal saved
