@@ -16,11 +16,13 @@ from spacy.tokens import Doc, Span, Token
 
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSTRACT_NOUNS,
+    ASPECT_NOUNS,
     GROUP_PRONOUNS,
     NER_TYPES,
     NOUN_TYPES,
     PERSON_PRONOUNS,
     THING_PRONOUNS,
+    party_of_adjective,
 )
 
 _QUOTES = "\"'“”‘’`"
@@ -73,7 +75,14 @@ def split_title(title: str | None) -> tuple[str, str | None]:
     m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", title.strip())
     if m and m.group(1):
         return normalise_name(m.group(1)), m.group(2).strip().lower() or None
+    aspect = _ASPECT_TITLE.match(title.strip())
+    if aspect and aspect.group(1).split()[-1].lower() in ASPECT_NOUNS:
+        return normalise_name(aspect.group(2)), None  # "Climate of Oslo" is about Oslo
     return normalise_name(title), None
+
+
+# "Climate of Oslo", "Alcohol laws of Utah": a capitalised first word, lowercase others, then "of" and the topic.
+_ASPECT_TITLE = re.compile(r"^([A-Z][a-z]+(?:\s+[a-z]+)*)\s+of\s+(?:the\s+)?([A-Z].*)$")
 
 
 class EntityTable:
@@ -108,7 +117,7 @@ class EntityTable:
                 etype = "PERSON"
             if start < end:
                 spans.append((start, end, etype))
-        spans = _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans)))
+        spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
         self._names, heads = _shared_plural_heads(doc)
@@ -194,9 +203,10 @@ class EntityTable:
                 self.records[key].add_alias(normalise_name(span.text))
         else:
             name = normalise_name(self._names.get((start, end), span.text))
-            key = name_key(name)
-            if not key or len(name) < 2 or _not_a_name(span, name, etype):
+            if not name_key(name) or len(name) < 2 or _not_a_name(span, name, etype):
                 return
+            name, etype, written = _renamed(name, etype)
+            key = name_key(name)
             if self.title_key and key == self.title_key:
                 pass
             elif key in self.records:
@@ -205,6 +215,7 @@ class EntityTable:
                     rec.type = etype
             else:
                 self.records[key] = EntityRecord(key, name, etype, start)
+            self.records[key].add_alias(written)
         for i in range(start, end):
             self.token_key[i] = key
         self.mention_spans.append((start, end, key))
@@ -304,7 +315,7 @@ class EntityTable:
         if low in PERSON_PRONOUNS:
             if self.title_name:
                 rec = self.records.get(self.title_key) if self.title_key else None
-                if rec is None or rec.type in {"PERSON", "THING"}:
+                if rec is not None and rec.type == "PERSON" or self._may_be_person_topic(rec):
                     return self._ensure_title("PERSON")
                 if not self.title_hint_type and _personal_name(self.title_name):
                     rec.type = "PERSON"  # "he" in the article "Horace Parlan": the NER's ORG was wrong
@@ -321,6 +332,15 @@ class EntityTable:
             if rec.type == "ORG":
                 return self.title_key
         return None
+
+    def _may_be_person_topic(self, rec: EntityRecord | None) -> bool:
+        """An untyped topic "he" may stand for: not one a lowercase content word shows to be a
+        concept ("Tidal drift ... his theory": "his" is the theory's author, named before)."""
+        if rec is not None and rec.type != "THING":
+            return False
+        return self.title_hint_type in {None, "PERSON"} and not any(
+            w[:1].islower() and w not in _NAME_PARTICLES for w in self.title_name.split()
+        )
 
     def resolve_definite(self, tok: Token) -> str | None:
         """``the film`` / ``the company`` -> the title entity when the noun fits it."""
@@ -359,6 +379,11 @@ class EntityTable:
         return best
 
 
+# Lowercase words inside personal names ("Mary, Queen of Scots", "Ludwig van Beethoven").
+# Function words of a work's title ("Mr. Smith Goes to Washington") are no sign of a concept either.
+_NAME_PARTICLES = frozenset(
+    "of de du da das dos van von der den la le al bin ibn y zu to the a an in on at for and or with from by".split()
+)
 _OFFICE_WORDS = frozenset(
     "Democrat Republican Democratic U.S. US Senator Representative Congressman Congresswoman Governor Mayor "
     "Rep. Sen. Gov.".split()
@@ -377,6 +402,25 @@ def _not_a_name(span: Span, name: str, etype: str) -> bool:
     if etype == "NUMBER" and name.lower() == "one":
         return span.root.dep_ != "nummod"  # "the third and final one": a pronoun, not the number
     return False
+
+
+def _renamed(name: str, etype: str) -> tuple[str, str, str]:
+    """(name, type, name as written): the name a model gives what the text names otherwise.
+
+    A party by its adjective ("a Democrat") is the party ("Democratic Party"); an amount with a
+    focus word ("only 20 km") is the amount; a place with a trailing generic noun ("Kerala state")
+    keeps its written name, and the bare name is added as an alias by the caller's record.
+    """
+    party = party_of_adjective(name) if etype == "NORP" else None
+    if party:
+        return party, "ORG", name
+    if etype == "NUMBER":
+        bare = re.sub(r"^(?:only|just|some)\s+(?=[\d−-])", "", name)
+        return bare, etype, name if bare != name else ""
+    if etype == "PLACE":
+        bare = re.sub(r"\s+(?:state|district|province|region|prefecture)$", "", name)
+        return name, etype, bare if bare != name and bare[:1].isupper() else ""
+    return name, etype, ""
 
 
 def _personal_name(name: str) -> bool:
@@ -572,6 +616,23 @@ def _year_events(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int,
     return [
         sp for sp in out if sp[2] == "EVENT" and sp[1] - sp[0] > 1 or not taken & set(range(sp[0], sp[1]))
     ]
+
+
+_SUFFIXES = frozenset({"Sr.", "Jr.", "Sr", "Jr", "II", "III", "IV"})
+
+
+def _name_suffixes(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``Tom Hale, Jr.``: a generational suffix after a person's name is part of it, not a name of its own."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        if etype == "PERSON" and end < len(doc):
+            step = 2 if doc[end].text == "," and end + 1 < len(doc) else 1
+            if doc[end + step - 1].text in _SUFFIXES:
+                end += step
+                if end < len(doc) and doc[end].text == "." and not doc[end - 1].whitespace_:
+                    end += 1  # "Sr" "." split by the tokenizer
+        out.append((start, end, etype))
+    return out
 
 
 def _shared_surnames(

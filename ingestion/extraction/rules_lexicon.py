@@ -238,3 +238,26 @@ _DEMONYMS = {
 def country_of_demonym(word: str) -> str | None:
     """``Swedish`` -> ``Sweden``; None for groups that are not a country's people."""
     return _DEMONYMS.get(word.lower().strip())
+
+
+# A political party named by its adjective ("served as a Democrat"): a model names the party.
+_PARTIES = {
+    "democrat": "Democratic Party", "democratic": "Democratic Party", "democrats": "Democratic Party",
+    "republican": "Republican Party", "republicans": "Republican Party",
+    "whig": "Whig Party", "whigs": "Whig Party", "federalist": "Federalist Party",
+    "labour": "Labour Party", "conservative": "Conservative Party", "conservatives": "Conservative Party",
+    "liberal democrat": "Liberal Democrats", "libertarian": "Libertarian Party",
+}  # fmt: skip
+
+
+def party_of_adjective(word: str) -> str | None:
+    """``Democrat`` -> ``Democratic Party``; None for words that name no party."""
+    return _PARTIES.get(word.lower().strip())
+
+
+# Last words of an article title on one aspect of its topic ("Climate of Oslo", "Alcohol laws of Utah").
+ASPECT_NOUNS = frozenset(
+    "climate geography history economy demographics demography culture politics law laws education "
+    "transport transportation religion sport sports music cuisine government flora fauna tourism "
+    "architecture media healthcare wildlife geology topography administration".split()
+)

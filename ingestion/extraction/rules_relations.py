@@ -30,10 +30,12 @@ from engramdb.ingestion.extraction.rules_lexicon import (
 _SUBJ = {"nsubj", "nsubjpass"}
 _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
+_LIST_VERBS = {"include", "comprise", "feature"}  # "Notable works include A and B"
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
 _RANGE_PREPS = {"to", "until", "till", "through"}
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
+_MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
 
 
 @dataclass
@@ -248,7 +250,7 @@ class RelationRules:
     def subject(self, verb: Token, depth: int = 0) -> tuple[str | None, bool]:
         """(subject entity key, passive?) of a predicate."""
         passive = any(c.dep_ == "auxpass" for c in verb.children)
-        for child in verb.children:
+        for child in _subject_tokens(verb):
             if child.dep_ in _SUBJ:
                 if child.lower_ in RELATIVE_PRONOUNS and verb.dep_ == "relcl":
                     return self.resolve(verb.head, depth + 1), passive
@@ -299,8 +301,7 @@ class RelationRules:
 
     def _from_noun(self, tok: Token, prefix: list[str], depth: int = 0) -> list[_Path]:
         out: list[_Path] = []
-        members = [tok, *[c for c in tok.conjuncts if c.i > tok.i]]
-        for member in members:
+        for member in coordinated(tok):
             key = self.t.key_at(member) or (self.resolve(member) if member.pos_ == "PRON" else None)
             if key:
                 out.append(_Path(list(prefix), key, member))
@@ -377,6 +378,7 @@ class RelationRules:
         if subj is None:
             subj = self._noun_subject_reversal(pred)
             if subj is None:
+                self._inclusion_list(pred)
                 self._described_subject(pred, passive)
                 return
         for key in [subj, *self._co_subjects(pred, subj)]:
@@ -384,11 +386,11 @@ class RelationRules:
 
     def _co_subjects(self, pred: Token, subj: str) -> list[str]:
         """``A and B founded C``: the other named subjects, each doing what the first does."""
-        tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
+        tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
         if tok is None:
             return []
         out: list[str] = []
-        for conj in tok.conjuncts:
+        for conj in coordinated(tok)[1:]:
             key = self.t.key_at(conj)
             if key and key != subj and key not in out and self.t.key_at(tok) != key:
                 out.append(key)
@@ -420,7 +422,7 @@ class RelationRules:
 
     def _described_subject(self, pred: Token, passive: bool) -> None:
         """``The speculation was put forward by A in 1596``: a subject with no name still ties A to 1596."""
-        subj_tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
         if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
             return
         words = noun_phrase(subj_tok, self.t)
@@ -446,7 +448,8 @@ class RelationRules:
                 slots.append((words, [path]))
             else:
                 slot[1].append(path)
-        slots = [sl for sl in slots if len({p.key for p in sl[1]}) == len(sl[1])][:_MAX_SLOTS]
+        # a long list ("covers A, B, C, D and E") is a set of look-ups, not one event's participants
+        slots = [sl for sl in slots if len({p.key for p in sl[1]}) == len(sl[1]) <= _MAX_LISTED][:_MAX_SLOTS]
         if len(slots) < 2:
             return
         name = self.t.get(subj).name if subj else described
@@ -489,25 +492,14 @@ class RelationRules:
         attr = next((c for c in pred.children if c.dep_ == "attr"), None)
         if subj_tok is None or attr is None or subj_tok.pos_ != "NOUN":
             return None
-        keys = [k for t in [attr, *attr.conjuncts] if (k := self.t.key_at(t))]
+        keys = [k for t in coordinated(attr) if (k := self.t.key_at(t))]
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
         if not keys:
             return None
         words = noun_phrase(subj_tok, self.t)
         if not words:
             return None
-        of_target, link = None, "of"
-        for child in subj_tok.children:
-            if child.dep_ == "prep" and child.lower_ in {"of", "from", "for"} and of_target is None:
-                of_target = next(
-                    (self.t.key_at(g) for g in child.children if g.dep_ == "pobj" and self.t.key_at(g)), None
-                )
-                link = child.lower_
-            elif child.dep_ == "poss":
-                of_target = self.t.key_at(child) or (self.resolve(child) if child.pos_ == "PRON" else None)
-                link = "of"
-        if of_target is None:
-            of_target, link = self.t.title(), "of"
+        of_target, link = self._owner(subj_tok)
         keys = [k for k in keys if k != of_target]
         if of_target is None or not keys:
             return None
@@ -535,6 +527,57 @@ class RelationRules:
             questions.append(Question(f"{ask} {pred.text} {where} {values}?", [of_target, *keys], [ctx]))
         self.facts.append(Fact(keys[0], f"{pred.text} {phrase} {link}", questions))
         return None
+
+    def _owner(self, noun: Token) -> tuple[str | None, str]:
+        """Whose ``noun`` is, and the linking word: an "of"/"from"/"for" object, a possessive, else the topic."""
+        of_target, link = None, "of"
+        for child in noun.children:
+            if child.dep_ == "prep" and child.lower_ in {"of", "from", "for"} and of_target is None:
+                of_target = next(
+                    (self.t.key_at(g) for g in child.children if g.dep_ == "pobj" and self.t.key_at(g)), None
+                )
+                link = child.lower_
+            elif child.dep_ == "poss":
+                of_target = self.t.key_at(child) or (self.resolve(child) if child.pos_ == "PRON" else None)
+                link = "of"
+        if of_target is None:
+            of_target, link = self.t.title(), "of"
+        return of_target, link
+
+    def _inclusion_list(self, pred: Token) -> None:
+        """``Notable works include A, B and C``: the listed names are the owner's works.
+
+        The subject is a plural noun without a name; its owner is found as for "The N are A and B"
+        (an "of" object, a possessive, else the topic). "What did the works of X include?" is
+        answered by every listed name, "What is A one of the works of?" by the owner.
+        """
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ == "nsubj"), None)
+        obj = next((c for c in pred.children if c.dep_ == "dobj"), None)
+        if pred.lemma_ not in _LIST_VERBS or subj_tok is None or obj is None or subj_tok.tag_ != "NNS":
+            return
+        words = noun_phrase(subj_tok, self.t)
+        owner, link = self._owner(subj_tok)
+        keys = [k for t in coordinated(obj) if (k := self.t.key_at(t)) and k != owner]
+        keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+        if not words or owner is None or not keys:
+            return
+        first = subj_tok.sent[0]
+        words = [
+            w.lower() if i == 0 and w == first.text and first.pos_ != "PROPN" else w
+            for i, w in enumerate(words)
+            if w.lower() not in {"other", "another"}
+        ]  # "Other major rivers" at a sentence's start: "the major rivers"
+        phrase = " ".join(_definite(words))
+        noun_type = NOUN_TYPES.get(subj_tok.lemma_.lower())
+        be, do = ("was", "did") if pred.tag_ == "VBD" else ("is", "do")
+        questions = [Question(f"What {do} {phrase} {link} {self.t.get(owner).name} include?", [owner], keys)]
+        for key in keys:
+            rec = self.t.get(key)
+            rec.add_role(" ".join([*words[1:-1], subj_tok.lemma_]).lower())
+            if noun_type and rec.type in {"THING", "PERSON", "ORG"}:
+                rec.type = noun_type  # "rivers include the Struma": the noun says what a small NER guesses
+            questions.append(Question(f"What {be} {rec.name} one of {phrase} {link}?", [key], [owner]))
+        self.facts.append(Fact(owner, f"has {phrase} including", questions))
 
     def _context_object(self, pred: Token, subj: str) -> tuple[str, str | None] | None:
         """The direct object, as words for a prepositional question ("When did X win <the prize>?")."""
@@ -604,6 +647,8 @@ class RelationRules:
 
     # ------------------------------------------------------------ appositions
     def _apposition(self, tok: Token) -> None:
+        if listed_appositive(tok):
+            return  # "A, B, C and D": B is the list's second member, not another name of A
         head = tok.head
         head_key = self.resolve(head) if head.pos_ != "NOUN" else self.t.key_at(head)
         tok_key = self.t.key_at(tok)
@@ -705,20 +750,22 @@ class RelationRules:
     ) -> None:
         """``a Swedish musician`` / ``the Russian station``: the country answers "What country is X from?".
 
-        A model names the country ("Sweden"), which also takes the adjective as an alias; for a
-        person the adjective itself answers "What nationality is X?" (the answer people expect),
-        and a group that is no country's people ("Methodist") is kept only for persons.
+        A model names the country ("Sweden"), which also takes the adjective as an alias and so
+        answers a person's "What nationality is X?" under the name people expect too; a group
+        that is no country's people ("Methodist") is kept only for persons.
         """
         rec = self.t.get(subj)
         qs: list[Question] = []
-        if countries_only and not country_of_demonym(demonym):
+        country = country_of_demonym(demonym)
+        if countries_only and not country:
             return  # "Republican Joan Pike": a party, not a nationality
+        ckey = self.t.add_entity(country, "PLACE", at) if country else None
         if rec.type == "PERSON":
-            key = self.t.add_entity(demonym, "NORP", at)
+            # the country, which takes the adjective as an alias, answers; a group without one
+            # ("Methodist") answers itself
+            key = ckey or self.t.add_entity(demonym, "NORP", at)
             if key and key != subj:
                 qs.append(Question(f"What nationality is {rec.name}?", [subj], [key]))
-        country = country_of_demonym(demonym)
-        ckey = self.t.add_entity(country, "PLACE", at) if country else None
         if ckey and ckey != subj:
             self.t.get(ckey).add_alias(demonym)
             qs.append(Question(f"What country is {rec.name} from?", [subj], [ckey]))
@@ -822,6 +869,29 @@ def noun_phrase(noun: Token, table: EntityTable) -> list[str] | None:
     if len(out) > _MAX_PHRASE:
         out = [w for w in out[:1] if w.lower() in {"the", "a", "an"}] + out[-2:]
     return out
+
+
+def _subject_tokens(verb: Token) -> list[Token]:
+    """The predicate's children, then those of its auxiliaries: the small parser sometimes hangs the
+    subject on the auxiliary ("The plan was [<- subject] later revised by ...")."""
+    aux = [c for c in verb.children if c.dep_ in {"aux", "auxpass"} and c.i < verb.i]
+    return [*verb.children, *(g for a in aux for g in a.children)]
+
+
+def listed_appositive(tok: Token) -> bool:
+    """``Jim Hale, Bob Ogle, Ann Lee and Tom Cole``: the parser makes the second name an apposition of the
+    first and hangs the rest on it as conjuncts. An appositive a conjunction continues is a list member."""
+    return tok.dep_ == "appos" and any(c.dep_ == "conj" for c in tok.children)
+
+
+def coordinated(tok: Token) -> list[Token]:
+    """``tok`` and the later members of its list, including those of a list the parser read as an apposition."""
+    members = [tok, *(c for c in tok.conjuncts if c.i > tok.i)]
+    for member in list(members):
+        for child in member.children:
+            if child.i > member.i and listed_appositive(child):
+                members.extend(m for m in [child, *child.conjuncts] if m.i > member.i and m not in members)
+    return members
 
 
 def _participle_governor(noun: Token) -> Token | None:
