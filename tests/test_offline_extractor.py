@@ -493,3 +493,35 @@ def test_names_a_model_would_give(extractor: OfflineExtractor) -> None:
     names = {e.name for e in gsw.entities}
     assert {"Tom Hale, Jr.", "Republican Party", "12 acres"} <= names
     assert "Republican" in next(e for e in gsw.entities if e.name == "Republican Party").aliases
+
+
+def test_a_trailing_adjective_keeps_its_prepositions(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Blue Harbour was released in 1994 as the lead single from her album Salt Roads.",
+                "Blue Harbour",
+            )
+        )
+    )
+    # the parser reads "single" as an adjective of "lead" and hangs "from ..." on it (the small
+    # NER's types choose the wh-word, so only the rest of the question is checked)
+    asked = {q.split(" ", 1)[1]: a for q, a in qas.items()}
+    assert asked["was Blue Harbour released as the lead single from?"] == {"Salt Roads"}
+    assert asked["was released as the lead single from Salt Roads?"] == {"Blue Harbour"}
+
+
+def test_life_dates_whose_dash_was_lost(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(ChunkText("Ward Tilly (May 2, 1901June 5, 1960) was a farmer.", "Ward Tilly"))
+    )
+    assert qas["When was Ward Tilly born?"] == {"May 2, 1901"}
+    assert qas["When did Ward Tilly die?"] == {"June 5, 1960"}
+
+
+def test_a_direction_from_a_place(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(ChunkText("Pellton is a town in Ohio, just north of Cincinnati.", "Pellton"))
+    )
+    assert qas["What is Pellton north of?"] == {"Cincinnati"}
+    assert qas["What is north of Cincinnati?"] == {"Pellton"}

@@ -261,3 +261,9 @@ ASPECT_NOUNS = frozenset(
     "transport transportation religion sport sports music cuisine government flora fauna tourism "
     "architecture media healthcare wildlife geology topography administration".split()
 )
+
+# Compass directions as the parser tags them in "north of X" (an adverb with an "of" phrase).
+DIRECTIONS = frozenset(
+    "north south east west northeast northwest southeast southwest north-east north-west south-east "
+    "south-west northeastern northwestern southeastern southwestern".split()
+)

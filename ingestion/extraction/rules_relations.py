@@ -19,6 +19,7 @@ from spacy.tokens import Doc, Token
 from engramdb.ingestion.extraction.rules_entities import EntityTable
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSORBED_PREPS,
+    DIRECTIONS,
     NOUN_TYPES,
     RELATIVE_PRONOUNS,
     country_of_demonym,
@@ -281,6 +282,8 @@ class RelationRules:
         for child in pred.children:
             if child.dep_ in _OBJ:
                 found.extend(self._from_noun(child, []))
+            elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:
+                found.extend(self._direction_paths(child, [], 0))
             elif child.dep_ in {"prep", "agent"}:
                 # "from 1951 to 1957": the second preposition hangs on the first
                 preps = [child, *(g for g in child.children if g.dep_ == "prep" and g.lower_ in _RANGE_PREPS)]
@@ -329,7 +332,9 @@ class RelationRules:
             words = noun_phrase(member, self.t)
             if words is None:
                 continue
-            for child in member.children:
+            trailing = _trailing_adjectives(member)
+            words = [*words, *(t.text for t in trailing)]
+            for child in [*member.children, *(c for t in trailing for c in t.children)]:
                 if (
                     child.dep_ == "nummod"
                     and self.t.key_at(child)
@@ -346,6 +351,23 @@ class RelationRules:
                     out.append(
                         _Path([*prefix, *_definite(words), "of"], self.t.key_at(child), child, noun=member)
                     )
+                elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:  # "a village south of X"
+                    for p in self._direction_paths(child, [*prefix, *words], depth + 1):
+                        p.noun = p.noun or member
+                        out.append(p)
+        return out
+
+    def _direction_paths(self, adverb: Token, prefix: list[str], depth: int) -> list[_Path]:
+        """``lies north of Y`` / ``a village 5 km south of Y``: the place a direction is taken from.
+
+        The parser makes the direction an adverb with its own "of" phrase, which the preposition
+        paths never reach."""
+        out: list[_Path] = []
+        for prep in (c for c in adverb.children if c.dep_ == "prep" and c.lower_ == "of"):
+            for pobj in (g for g in prep.children if g.dep_ == "pobj"):
+                for p in self._from_noun(pobj, [*prefix, adverb.lower_, "of"], depth):
+                    p.via_prep = True
+                    out.append(p)
         return out
 
     def _co_places(self, tok: Token, key: str) -> list[str]:
@@ -892,6 +914,16 @@ def coordinated(tok: Token) -> list[Token]:
             if child.i > member.i and listed_appositive(child):
                 members.extend(m for m in [child, *child.conjuncts] if m.i > member.i and m not in members)
     return members
+
+
+def _trailing_adjectives(noun: Token) -> list[Token]:
+    """``the lead single from ...``: the small parser reads "single" as an adjective after "lead" and hangs
+    the noun's prepositions on it; such a word belongs to the noun phrase and its prepositions to the noun."""
+    return [
+        c
+        for c in noun.children
+        if c.dep_ == "amod" and c.i == noun.i + 1 and all(g.dep_ == "prep" for g in c.children)
+    ]
 
 
 def _participle_governor(noun: Token) -> Token | None:

@@ -49,6 +49,7 @@ def clean_text(text: str) -> tuple[str, list[LifeFact]]:
     text = text.replace("``", '"').replace("''", '"')
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(\w)- (\w)", r"\1-\2", text)  # "half- brother" -> "half-brother"
+    text = _GLUED_DATES.sub(r"\1 – ", text)  # "(May 2, 1901June 5, 1960)": the dash of a life span was lost
     text = re.sub(r"([a-z]) - ([a-z])", r"\1-\2", text)  # "employee - owned" -> "employee-owned"
     text = re.sub(
         r"\b([A-Z][a-z]+) - ([A-Z][a-z]+)\b", r"\1-\2", text
@@ -131,6 +132,8 @@ def _life_facts(inner: str, anchor: int) -> list[LifeFact]:
     return []
 
 
+# a year glued to the month of the next date: a date range whose dash was lost
+_GLUED_DATES = re.compile(rf"(\b\d{{3,4}})(?={_MONTH}\s+\d)")
 # "(DZ)", "(NCP)": the short name of what was just named
 _ACRONYM_RE = re.compile(r"[A-Z][A-Z&.]{1,7}")
 _NAME = r"[A-Z][\w.'’-]+(?:\s+[A-Z][\w.'’-]+){1,3}"
