@@ -525,3 +525,13 @@ def test_a_direction_from_a_place(extractor: OfflineExtractor) -> None:
     )
     assert qas["What is Pellton north of?"] == {"Cincinnati"}
     assert qas["What is north of Cincinnati?"] == {"Pellton"}
+
+
+def test_a_capitalised_office_is_described_not_named(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("The current Representative from District 9 is Ada Brenner.", "Ohio's 9th district")
+        )
+    )
+    assert qas["Who is the current Representative of Ohio's 9th district?"] == {"Ada Brenner"}
+    assert qas["What is Ada Brenner the current Representative of?"] == {"Ohio's 9th district"}

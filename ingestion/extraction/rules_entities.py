@@ -401,6 +401,8 @@ def _not_a_name(span: Span, name: str, etype: str) -> bool:
         return not any(t.like_num for t in span) and not _TIME_WORDS.intersection(name.lower().split())
     if etype == "NUMBER" and name.lower() == "one":
         return span.root.dep_ != "nummod"  # "the third and final one": a pronoun, not the number
+    if len(span) == 1 and NOUN_TYPES.get(name.lower()) == "PERSON" and span.start > 0:
+        return span.doc[span.start - 1].is_lower  # "The current Representative": an office, not a name
     return False
 
 

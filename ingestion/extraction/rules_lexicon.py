@@ -123,7 +123,8 @@ for _t, _words in {
     "duchess count countess earl baron lord lady knight chancellor president minister "
     "governor senator mayor comedian screenwriter cinematographer editor presenter designer "
     "photographer sculptor illustrator cartoonist astronaut pilot swimmer cyclist sprinter "
-    "golfer jockey daughter son wife husband mother father brother sister",
+    "golfer jockey daughter son wife husband mother father brother sister representative delegate "
+    "chairman chairwoman secretary commissioner ambassador congressman congresswoman treasurer",
 }.items():
     for _w in _words.split():
         NOUN_TYPES[_w] = _t

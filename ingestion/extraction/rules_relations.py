@@ -512,8 +512,13 @@ class RelationRules:
             return None
         subj_tok = next((c for c in pred.children if c.dep_ == "nsubj"), None)
         attr = next((c for c in pred.children if c.dep_ == "attr"), None)
-        if subj_tok is None or attr is None or subj_tok.pos_ != "NOUN":
-            return None
+        if (
+            subj_tok is None
+            or attr is None
+            or subj_tok.pos_ not in {"NOUN", "PROPN"}
+            or self.t.key_at(subj_tok)
+        ):
+            return None  # a capitalised office without a name ("The current Senator") is described too
         keys = [k for t in coordinated(attr) if (k := self.t.key_at(t))]
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
         if not keys:
