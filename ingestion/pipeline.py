@@ -15,6 +15,11 @@ and document). A later run skips documents that are ``done`` with the same
 content hash and first clears whatever a ``pending``/``failed``/changed
 document left behind (also in bounded parts), so an interrupted run followed by
 a re-run ends in exactly the state of a clean run.
+
+Each batch's documents are *claimed* before anything is extracted
+(``ingestion/claims.py``): writers sharing one Neo4j that are given the same
+input at once never do the same document twice; a document another live writer
+holds is waited for and then found ``done``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from engramdb.ingestion.claims import DEFAULT_LEASE_SECONDS, DocumentClaims
 from engramdb.ingestion.documents import Chunk, Document
 from engramdb.ingestion.extraction.cache import ExtractionCache
 from engramdb.ingestion.extraction.extractors import ChunkJob, Extractor
@@ -60,6 +66,9 @@ PIPELINE_VERSION = "4"
 #: Chunks written per graph transaction (and extracted and embedded per step): bounds the
 #: transaction's memory in Neo4j and this process's memory for documents of any length.
 DEFAULT_CHUNKS_PER_PART = 128
+#: First and longest pause between claims of documents another writer is ingesting.
+CLAIM_POLL_SECONDS = 0.5
+MAX_CLAIM_POLL_SECONDS = 5.0
 ProgressCallback = Callable[[int], None]
 
 
@@ -85,6 +94,8 @@ class IngestReport:
     ingested: int = 0
     failed: int = 0
     replaced: int = 0
+    #: Documents another writer sharing this Neo4j ingested while this ingest waited (counted as skipped).
+    ingested_elsewhere: int = 0
     chunks: int = 0
     failed_chunks: int = 0
     entity_mentions: int = 0
@@ -155,6 +166,7 @@ class Ingestor:
         entity_merge_threshold: float = 0.85,
         chunks_per_part: int = DEFAULT_CHUNKS_PER_PART,
         stages: Sequence[MemoryStage] = (),
+        claim_lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         if chunks_per_part < 1:
             raise ValueError(f"chunks_per_part must be at least 1, got {chunks_per_part}")
@@ -170,6 +182,7 @@ class Ingestor:
         similar = self._similar_entities if entity_merge_threshold < 1.0 else None
         self.resolver = EntityResolver(self._existing_entities, similar)
         self.ingest_version = f"{PIPELINE_VERSION}/{extractor.name}/{embedder.name}"
+        self.claims = DocumentClaims(graph, self.ingest_version, claim_lease_seconds)
         self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(CHUNK_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(ENTITY_COLLECTION, embedder.dim)
@@ -202,18 +215,62 @@ class Ingestor:
                 if progress:
                     progress(1)
                 continue
-            if prior:  # changed, left pending/failed, or made by another version: clear it first
-                self._delete_memory(doc.id, keep_document=True)
-                report.replaced += bool(prior["content_hash"]) and prior["content_hash"] != doc.content_hash
             todo.append(doc)
+        holders = {known[d.id]["claimed_by"] for d in todo if known.get(d.id, {}).get("claimed_by")}
         with self._bulk_load(bool(todo)):
-            for start in range(0, len(todo), self.batch_size):
-                batch = todo[start : start + self.batch_size]
-                self._ingest_batch(batch, report, on_part)
+            written: set[str] = set()
+            waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part)
+            pause = CLAIM_POLL_SECONDS
+            while waiting:  # documents another writer is ingesting right now: theirs to finish
                 if progress:
-                    progress(len(batch))
+                    progress(0)  # a stopping server interrupts the wait here
+                time.sleep(pause)
+                pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
+                waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part)
+        if report.ingested_elsewhere:
+            report.notes.append(f"{report.ingested_elsewhere} document(s) were ingested by another writer "
+                                "at the same time; this ingest waited for them")  # fmt: skip
         report.seconds = time.perf_counter() - started
         return report
+
+    def _ingest_claimed(
+        self,
+        documents: Sequence[Document],
+        holders: set[str],
+        written: set[str],
+        report: IngestReport,
+        progress: ProgressCallback | None,
+        on_part: PartCallback | None,
+    ) -> list[Document]:
+        """Claim and ingest ``documents`` batch by batch; returns those another live writer holds.
+
+        ``holders`` collects the writers seen holding claims, so a later round can take over
+        the ones that have since died (ingestion/claims.py); ``written`` the ids this ingest wrote."""
+        busy: list[Document] = []
+        for start in range(0, len(documents), self.batch_size):
+            claim = self.claims.claim(documents[start : start + self.batch_size], holders)
+            busy += claim.busy
+            holders.update(claim.holders.values())
+            report.skipped += len(claim.finished)
+            report.ingested_elsewhere += sum(1 for d in claim.finished if d.id not in written)
+            if progress and claim.finished:
+                progress(len(claim.finished))
+            if not claim.claimed:
+                continue
+            try:
+                for doc in claim.claimed:  # changed, left pending/failed, or made by another version
+                    if doc.id in claim.has_memory:
+                        self._delete_memory(doc.id, keep_document=True)
+                    prior_hash = claim.prior_hashes.get(doc.id)
+                    report.replaced += bool(prior_hash) and prior_hash != doc.content_hash
+                self._ingest_batch(claim.claimed, report, on_part)
+                written.update(d.id for d in claim.claimed)
+            except BaseException:
+                self.claims.release([d.id for d in claim.claimed])  # left pending: anyone may resume them
+                raise
+            if progress:
+                progress(len(claim.claimed))
+        return busy
 
     def _bulk_load(self, loading: bool) -> AbstractContextManager[None]:
         """Vector indexing deferred to the end of the ingest for the collections no step searches
@@ -298,6 +355,7 @@ class Ingestor:
             for start in range(0, len(chunks), self.chunks_per_part):
                 part = chunks[start : start + self.chunks_per_part]
                 self._ingest_part(batch, part, report, tallies, seen_entities)
+                self.claims.renew([doc.id for doc in batch])
                 if on_part:
                     doc_ids = tuple(dict.fromkeys(chunk.doc_id for _, chunk in part))
                     on_part(PartProgress(doc_ids, len(part), start + len(part), len(chunks)))
@@ -312,7 +370,7 @@ class Ingestor:
             error = "; ".join(tally.errors) or None
             statuses.append({"id": doc.id, "status": "failed" if error else "done", "error": error,
                              "chunk_count": tally.chunks, "qa_count": tally.qa_pairs,
-                             "ingest_version": self.ingest_version})  # fmt: skip
+                             "ingest_version": self.ingest_version, "writer": self.claims.writer})  # fmt: skip
             if error:
                 report.failed += 1
                 report.failures.append((doc.id, error))

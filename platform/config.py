@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(4, ge=1, le=64, description="Parallel LLM calls during ingestion.")
     llm_repair_pass: bool = Field(False, description="Second LLM pass that completes each extracted GSW.")
     ingest_batch_size: int = Field(64, ge=1, le=5000, description="Documents per write transaction.")
+    ingest_claim_seconds: float = Field(
+        900.0,
+        gt=0,
+        le=86_400,
+        description="Lease of a writer's claim on a document it ingests (renewed per part); a claim of a "
+        "writer that died on another host ends after this.",
+    )
     entity_merge_threshold: float = Field(
         0.85,
         ge=0.0,

@@ -143,6 +143,41 @@ def people(count: int) -> list[dict[str, str]]:
             for i in range(count)]  # fmt: skip
 
 
+FIRST = (
+    "Anna",
+    "Erik",
+    "Maria",
+    "Johan",
+    "Karin",
+    "Lars",
+    "Ingrid",
+    "Nils",
+    "Sofia",
+    "Olof",
+    "Elsa",
+    "Gustav",
+)
+TOWNS = {"Lund": "Sweden", "Bergen": "Norway", "Aarhus": "Denmark", "Uppsala": "Sweden", "Tromsø": "Norway",
+         "Odense": "Denmark", "Malmö": "Sweden", "Stavanger": "Norway", "Aalborg": "Denmark", "Gävle": "Sweden",
+         "Narvik": "Norway", "Vejle": "Denmark"}  # fmt: skip
+
+
+def teachers(count: int) -> list[dict[str, str]]:
+    """``count`` documents whose entities the extractor types the same wherever they appear (towns and
+    countries shared between documents), so the memory they make does not depend on the order in which
+    documents are written (reconciling a name seen with two types does)."""
+    towns = list(TOWNS)
+    documents = []
+    for i in range(count):
+        name, town = (
+            f"{FIRST[i % 12]} {('Berg', 'Lind', 'Holm', 'Dahl')[i // 12 * 2 % 4 + i % 2]}",
+            towns[i % 12],
+        )
+        documents.append({"id": f"t{i}", "title": name, "text": f"{name} was born in {town} in {1900 + i}. "
+                          f"{name} later taught history at a school in {TOWNS[town]}."})  # fmt: skip
+    return documents
+
+
 def cli(served: Served, *args: str) -> Any:
     return CliRunner().invoke(main, list(args), env=cli_environment(served.settings, "default"),
                               catch_exceptions=False)  # fmt: skip
@@ -736,3 +771,64 @@ def test_sigkill_mid_ingest_the_restarted_server_reports_the_job_interrupted_and
             assert client.get("/v1/jobs/no-such-job").status_code == 404
     finally:
         server.stop()
+
+
+def test_two_servers_on_one_neo4j_given_the_same_input_at_once_each_write_a_document_exactly_once(
+    tmp_path: Path, neo4j_server, settings, driver
+) -> None:
+    """Several servers behind a load balancer share one Neo4j: each document is claimed in one
+    transaction, so of two servers handed the same input at the same moment exactly one extracts
+    and writes each document, and the other waits for it and finds it done. Each server here has
+    its own data home (its own embedded vector store), so the vectors are split between them."""
+    shared, clean = f"two{uuid.uuid4().hex[:8]}", f"one{uuid.uuid4().hex[:8]}"
+    documents = teachers(24)
+    servers = [start_server(private_settings(tmp_path / f"home{i}", neo4j_server, settings), tmp_path / f"w{i}",
+                            ENGRAMDB_INGEST_BATCH_SIZE="2") for i in range(2)]  # fmt: skip
+    try:
+        clients = [server.client() for server in servers]
+        for i, client in enumerate(clients):  # models loaded in both before the race
+            assert ingest(client, f"warm{i}{uuid.uuid4().hex[:6]}", people(1))["state"] == "done"
+        start = threading.Barrier(2)
+        jobs: list[dict[str, Any]] = [{}, {}]
+
+        def run(i: int) -> None:
+            start.wait()
+            jobs[i] = ingest(clients[i], shared, documents)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(600)
+        reports = [job["report"] for job in jobs]
+        assert [job["state"] for job in jobs] == ["done", "done"], jobs
+        # every document was written by exactly one of the two; the other found it done
+        assert sum(r["ingested"] for r in reports) == len(documents), reports
+        for mine, theirs in (reports, reports[::-1]):
+            assert mine["ingested_elsewhere"] == theirs["ingested"], reports
+        writers, _, _ = driver.execute_query(
+            "MATCH (d:Document {namespace: $ns}) RETURN d.id AS id, d.status AS status, d.ingested_by AS by, "
+            "d.claimed_by AS claim", ns=shared)  # fmt: skip
+        assert len(writers) == len(documents) and {r["status"] for r in writers} == {"done"}
+        assert all(r["claim"] is None for r in writers)  # every claim released with the status
+        by_pid = {server.process.pid: 0 for server in servers}
+        for record in writers:
+            by_pid[int(record["by"].split("/")[1])] += 1
+        assert list(by_pid.values()) == [r["ingested"] for r in reports]
+        assert all(count > 0 for count in by_pid.values()), by_pid  # both really took part
+
+        # one consistent copy: the graph equals one server's clean ingest of the same input,
+        # and the two homes' vectors together are that run's vectors
+        assert ingest(clients[0], clean, documents)["report"]["ingested"] == len(documents)
+        split = [client.get(f"/v1/namespaces/{shared}/stats").json() for client in clients]
+        alone = clients[0].get(f"/v1/namespaces/{clean}/stats").json()
+        graph_keys = ("documents", "documents_done", "chunks", "entities", "verb_phrases", "qa_pairs", "qa_edges",
+                      "gists", "has_chunk_edges", "mentions_edges", "has_verb_phrase_edges", "role_in_edges")  # fmt: skip
+        assert {k: split[0][k] for k in graph_keys} == {k: alone[k] for k in graph_keys}
+        for key in ("qa_vectors", "chunk_vectors"):
+            assert split[0][key] + split[1][key] == alone[key], (key, split, alone)
+        for client in clients:
+            client.close()
+    finally:
+        for server in servers:
+            server.stop()

@@ -135,6 +135,7 @@ class Memory:
             self.graph, self.vectors, self.embedder, extractor,
             batch_size=self.settings.ingest_batch_size, cache=getattr(extractor, "cache", None),
             entity_merge_threshold=self.settings.entity_merge_threshold, stages=stages,
+            claim_lease_seconds=self.settings.ingest_claim_seconds,
         )  # fmt: skip
 
     @property
@@ -309,10 +310,22 @@ class Memory:
             return self._delete_many(wanted)
 
     def _delete_many(self, wanted: list[str]) -> list[DeleteReport]:
-        known = {r["id"] for r in self.graph.read("traversals/get_documents", ids=wanted)}
-        missing = [doc_id for doc_id in wanted if doc_id not in known]
+        from engramdb.ingestion.claims import holder_is_gone
+
+        rows = {r["id"]: r for r in self.graph.read("traversals/get_documents", ids=wanted)}
+        missing = [doc_id for doc_id in wanted if doc_id not in rows]
         if missing:
             raise InputError(_missing_documents_message(missing, len(wanted), self.namespace))
+        # a document another writer is ingesting right now would come back half-written
+        held = {
+            d: r["claimed_by"]
+            for d, r in rows.items()
+            if r["claimed_by"] and not holder_is_gone(r["claimed_by"])
+        }
+        if held:
+            names = ", ".join(f"{d!r} (by {holder})" for d, holder in held.items())
+            raise InputError(f"being ingested right now: {names}; nothing was deleted. "
+                             "Delete once that ingest has ended.")  # fmt: skip
         from engramdb.retrieval.hypergraph.memory import forget_document
 
         reports = []

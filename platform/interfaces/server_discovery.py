@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engramdb.platform.interfaces.server_tokens import read_admin_token, server_dir
+from engramdb.platform.processes import pid_alive
 
 SERVER_FILE = "server.json"
 URL_ENV = "ENGRAMDB_SERVER_URL"
@@ -40,19 +41,6 @@ class RunningServer:
 
 def server_file(home: Path) -> Path:
     return server_dir(home) / SERVER_FILE
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with ``pid`` exists (signal 0 checks without sending anything)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, but another user's: not our server
-        return False
-    return True
 
 
 def announce_server(home: Path, url: str) -> Path:
