@@ -285,8 +285,8 @@ def test_nationality_adjective_names_the_country(extractor: OfflineExtractor) ->
     qas = qa_map(gsw)
     assert qas["What country is Lena Dahl from?"] == {"Norway"}
     assert qas["Who is from Norway?"] == {"Lena Dahl"}
-    # the country answers, and carries the adjective people expect as an alias
-    assert qas["What nationality is Lena Dahl?"] == {"Norway"}
+    # a person's nationality is the adjective a reader expects; the country carries it as an alias
+    assert qas["What nationality is Lena Dahl?"] == {"Norwegian"}
     assert "Norwegian" in next(e for e in gsw.entities if e.name == "Norway").aliases
     # before a named thing, too
     qas = qa_map(

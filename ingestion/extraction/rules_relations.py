@@ -777,9 +777,9 @@ class RelationRules:
     ) -> None:
         """``a Swedish musician`` / ``the Russian station``: the country answers "What country is X from?".
 
-        A model names the country ("Sweden"), which also takes the adjective as an alias and so
-        answers a person's "What nationality is X?" under the name people expect too; a group
-        that is no country's people ("Methodist") is kept only for persons.
+        The country ("Sweden") takes the adjective as an alias. A person's "What nationality is
+        X?" is answered by the adjective itself, the answer a reader expects ("American", not
+        "United States"); a group that is no country's people ("Methodist") is kept only for persons.
         """
         rec = self.t.get(subj)
         qs: list[Question] = []
@@ -788,9 +788,7 @@ class RelationRules:
             return  # "Republican Joan Pike": a party, not a nationality
         ckey = self.t.add_entity(country, "PLACE", at) if country else None
         if rec.type == "PERSON":
-            # the country, which takes the adjective as an alias, answers; a group without one
-            # ("Methodist") answers itself
-            key = ckey or self.t.add_entity(demonym, "NORP", at)
+            key = self.t.add_entity(demonym, "NORP", at)
             if key and key != subj:
                 qs.append(Question(f"What nationality is {rec.name}?", [subj], [key]))
         if ckey and ckey != subj:
