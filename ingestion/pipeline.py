@@ -355,7 +355,8 @@ class Ingestor:
             for start in range(0, len(chunks), self.chunks_per_part):
                 part = chunks[start : start + self.chunks_per_part]
                 self._ingest_part(batch, part, report, tallies, seen_entities)
-                self.claims.renew([doc.id for doc in batch])
+                if start + self.chunks_per_part < len(chunks):  # the last part's status releases them
+                    self.claims.renew([doc.id for doc in batch])
                 if on_part:
                     doc_ids = tuple(dict.fromkeys(chunk.doc_id for _, chunk in part))
                     on_part(PartProgress(doc_ids, len(part), start + len(part), len(chunks)))

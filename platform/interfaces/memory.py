@@ -312,7 +312,7 @@ class Memory:
     def _delete_many(self, wanted: list[str]) -> list[DeleteReport]:
         from engramdb.ingestion.claims import holder_is_gone
 
-        rows = {r["id"]: r for r in self.graph.read("traversals/get_documents", ids=wanted)}
+        rows = self.document_status(wanted)
         missing = [doc_id for doc_id in wanted if doc_id not in rows]
         if missing:
             raise InputError(_missing_documents_message(missing, len(wanted), self.namespace))
@@ -381,7 +381,7 @@ class Memory:
         return rows[0] if rows else None
 
     def document_status(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Status, content hash and error of documents by id."""
+        """Status, content hash, error and live claim (the writer ingesting it) of documents by id."""
         return {r["id"]: r for r in self.graph.read("traversals/get_documents", ids=doc_ids)}
 
     def close(self) -> None:
