@@ -53,7 +53,9 @@ _IRREGULAR_PAST = {"make": "made", "write": "wrote", "win": "won", "lose": "lost
 _PAST = "(?:[a-z]+ed|" + "|".join(sorted(set(_IRREGULAR_PAST.values()))) + ")"
 #: "Which saxophonist made the album X?" -> "the saxophonist who made the album X"
 _AUX = r"(?!(?:is|was|are|were|did|does|do|has|had|have)\b)"
-_WHICH = re.compile(rf"^(?:Which|What) (?P<noun>{_AUX}[a-z]+(?: {_AUX}[a-z]+)?) (?P<verb>{_PAST}) (?P<rest>[^?]+)\?$")
+_WHICH = re.compile(
+    rf"^(?:Which|What) (?P<noun>{_AUX}[a-z]+(?: {_AUX}[a-z]+)?) (?P<verb>{_PAST}) (?P<rest>[^?]+)\?$"
+)
 #: "Who founded X?" -> "the person who founded X"
 _WHO = re.compile(rf"^Who (?P<verb>{_PAST}) (?P<rest>[^?]+)\?$")
 _PEOPLE_WORDS = frozenset({"person", "man", "woman", "singer", "actor", "actress", "writer", "player"})
@@ -95,7 +97,9 @@ def noun_phrase(question: str, answer_type: str, named: list[str]) -> str | None
             else:
                 clause = f"{x} {m.group('aux')} {rest}"
             return f"the {m.group('noun')} {relative} {clause}"
-        if m := re.match(rf"{head} (?P<aux>did|does) (?P<x>{x_}) (?P<verb>[a-z]+)(?P<rest>[^?]*)\?$", question):
+        if m := re.match(
+            rf"{head} (?P<aux>did|does) (?P<x>{x_}) (?P<verb>[a-z]+)(?P<rest>[^?]*)\?$", question
+        ):
             verb = past(m.group("verb"), m.group("aux"))
             if verb is None:
                 return None
@@ -133,7 +137,12 @@ def bridges(recordings: list[Recording], texts: dict[str, str]) -> list[dict]:
                 z = names2[qa2.answer_entity_ids[0]].name
                 if z.lower() == y.name.lower() or z not in texts[rec2.title] or z in phrase:
                     continue
-                question = re.sub(rf"\b(?:[Tt]he )?{re.escape(y.name)}", lambda _: phrase, qa2.question, count=1)
+                question = re.sub(
+                    rf"\b(?:[Tt]he )?{re.escape(y.name)}",
+                    phrase.replace("\\", r"\\\\"),
+                    qa2.question,
+                    count=1,
+                )
                 if " ," in question or re.search(r"\b(\w+) \1\b", question):
                     continue
                 out.append({
@@ -145,7 +154,9 @@ def bridges(recordings: list[Recording], texts: dict[str, str]) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "heldout-silver")
     parser.add_argument("--count", type=int, default=40, help="answerable questions")
     parser.add_argument("--seed", type=int, default=29)
@@ -180,7 +191,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "questions.json").write_text(json.dumps(items, indent=1, ensure_ascii=False))
     answerable = sum(i.get("answerable", True) for i in items)
-    print(f"{len(items)} questions ({answerable} answerable) from {len(found)} composable bridges -> {args.out}")
+    print(
+        f"{len(items)} questions ({answerable} answerable) from {len(found)} composable bridges -> {args.out}"
+    )
 
 
 def item(id_: str, b: dict, texts: dict[str, str]) -> dict:
@@ -203,7 +216,9 @@ def check(items: list[dict], corpus: list[dict]) -> None:
         if i.get("answerable", True) and not any(i["answer"] in p["paragraph_text"] for p in i["paragraphs"])
     ]
     lowered = [p["text"].lower() for p in corpus]
-    problems += [f"invented name {n!r} is in a passage" for n in INVENTED if any(n.lower() in t for t in lowered)]
+    problems += [
+        f"invented name {n!r} is in a passage" for n in INVENTED if any(n.lower() in t for t in lowered)
+    ]
     if problems:
         raise SystemExit("\n".join(problems))
 
