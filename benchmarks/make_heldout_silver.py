@@ -139,7 +139,7 @@ def bridges(recordings: list[Recording], texts: dict[str, str]) -> list[dict]:
                     continue
                 question = re.sub(
                     rf"\b(?:[Tt]he )?{re.escape(y.name)}",
-                    phrase.replace("\\", r"\\\\"),
+                    phrase.replace("\\", r"\\"),
                     qa2.question,
                     count=1,
                 )
