@@ -8,7 +8,8 @@ import pytest
 
 from engramdb.ingestion.documents import split_sentences
 from engramdb.platform.embedders import count_tokens
-from engramdb.retrieval.packing import ELISION, pack
+from engramdb.retrieval.evidence import text_tokens
+from engramdb.retrieval.packing import ELISION, pack, split_lead
 from engramdb.retrieval.results import Evidence
 
 SENTENCES = [
@@ -103,3 +104,20 @@ def test_with_nothing_of_its_own_a_strategy_packs_plain_passages() -> None:
     packed = pack(passages, 80)
     assert packed and all(e.kind == "passage" for e in packed)
     assert packed[0].id == "c0" and count_tokens([e.text for e in packed]) <= 80
+
+
+def test_the_surest_units_lead_and_the_rest_takes_turns_with_passages() -> None:
+    """A strategy's surest group leads whatever its size; compact units after it join only within
+    half the budget; everything after that is left to alternate with similarity's passages."""
+    pairs = [_pair(i, f"Who directed film number {i} of the festival?", f"Director {i}") for i in range(8)]
+    sizes = text_tokens([p.text for p in pairs])
+    first, rest = split_lead(pairs, 64, lead=2)
+    assert first[:2] == pairs[:2] and first + rest == pairs
+    assert sum(sizes[: len(first)]) <= 32 < sum(sizes[: len(first) + 1])
+    first, rest = split_lead(pairs, 16, lead=3)  # the surest group leads even past the share
+    assert first == pairs[:3] and rest == pairs[3:]
+    passage = _passage(9, SENTENCES[:2])
+    first, rest = split_lead([pairs[0], passage, pairs[1]], 512, lead=1)  # a passage ends the lead
+    assert first == [pairs[0]] and rest == [passage, pairs[1]]
+    first, rest = split_lead([pairs[0], passage, pairs[1]], 512, lead=None)  # no lead: all compact first
+    assert first == [pairs[0], pairs[1]] and rest == [passage]

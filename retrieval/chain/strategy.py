@@ -190,6 +190,10 @@ class ChainStrategy(AskStrategy):
         chunk_ids = list(dict.fromkeys(s.qa.chunk_id for s in steps if s.qa.chunk_id))
         rows = {r["chunk_id"]: r for r in self.context.graph.read("traversals/chunks_by_id", ids=chunk_ids)}
         units: list[Evidence] = []
+        best = {
+            id(step) for chain in ordered[: sum(1 for seq in per_sequence if seq)] for step in chain.steps
+        }
+        lead = 0
         for step in steps:
             units.append(qa_evidence(step.qa, step.score))
             row = rows.get(step.qa.chunk_id)
@@ -197,6 +201,8 @@ class ChainStrategy(AskStrategy):
                 sentence = source_sentence(step.qa.question, step.qa.answer_names, row["text"] or "")
                 if sentence:
                     units.append(sentence_evidence(sentence, step.qa, step.score))
+            if id(step) in best:
+                lead = len(units)
         passages = passage_evidence([rows[c] for c in chunk_ids if c in rows])
         best_steps = [step for chain in per_sequence if chain for step in chain[0].steps]
         queries = [
@@ -208,7 +214,7 @@ class ChainStrategy(AskStrategy):
         tail = [qa_evidence(s.qa, s.score) for s in related]
         answers = [step.answer_name for chain in ordered[:2] for step in chain.steps]
         packed = fill_budget(
-            self.context, budget, units, queries, focus=answers, passages=passages, tier=tier
+            self.context, budget, units, queries, focus=answers, passages=passages, tier=tier, lead=lead
         )
         if not tail or budget - evidence_tokens(packed) < 6:
             return packed

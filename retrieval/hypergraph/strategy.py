@@ -96,6 +96,11 @@ from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.results import NA, AskResult, Details, Evidence
 from engramdb.retrieval.strategy import AskContext, AskStrategy, Recipe, register_strategy, require_question
 
+#: With a budget, this many best memory points lead the evidence (a two-hop question's memory holds
+#: one per hop; measured on the three own question sets: one point alone lost the second hop); the
+#: rest of the memory takes turns with passages.
+LEAD_POINTS = 2
+
 #: Kept runs (``engramdb memory show``, document deletes) are handled in memory.py; re-exported here.
 __all__ = ["HypergraphDetails", "HypergraphRecipe", "HypergraphStrategy", "forget_document", "load_memory_run",
            "render_memory_run"]  # fmt: skip
@@ -406,8 +411,10 @@ class HypergraphStrategy(AskStrategy):
         if (
             r.budget is not None
         ):  # memory points, then the chunks of their entities, then passages by similarity
+            surest = {p.node_id(run.store.query_id) for p in points[:LEAD_POINTS]}
+            lead = sum(1 for e in evidence if e.id.split("#")[0] in surest)
             evidence = fill_budget(
-                self.context, r.budget, evidence, [run.question], passages=chunks, tier=run.tier
+                self.context, r.budget, evidence, [run.question], passages=chunks, tier=run.tier, lead=lead
             )
         elif self.llm is not None:
             evidence = evidence + chunks
