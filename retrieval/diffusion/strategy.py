@@ -512,9 +512,11 @@ class DiffusionStrategy(AskStrategy):
         t0 = time.perf_counter()
         vectors = [np.asarray(ctx.embedder.embed_query(q), dtype=np.float32) for q in queries]
         timings["embed"] = time.perf_counter() - t0
-        tier = None
+        tier, question_vector = None, vectors[0] if queries == [question] else None
         if self.recipe.budget is not None:  # dense passages for the question, searched meanwhile
-            tier = passage_tier(ctx, question, vectors[0] if queries == [question] else None)
+            if question_vector is None:  # embedded once here: the tier and the answer both need it
+                question_vector = np.asarray(ctx.embedder.embed_query(question), dtype=np.float32)
+            tier = passage_tier(ctx, question, question_vector)
         (snapshot, rebuilt), timings["snapshot"] = fresh.result()
         t0 = time.perf_counter()
         rankings = [self._rank(q, v, snapshot) for q, v in zip(queries, vectors, strict=True)]
@@ -539,8 +541,7 @@ class DiffusionStrategy(AskStrategy):
             # the packed evidence will come from these passages: their QA pairs are read now, while
             # the passages' text comes from Neo4j, and the answer below picks among them
             pool = [c for c, _ in selected] + [r["chunk_id"] for r in tier.result()]
-            vector = vectors[0] if queries == [question] else ctx.embedder.embed_query(question)
-            prefetched = qa_candidates(ctx, np.asarray(vector, dtype=np.float32), list(dict.fromkeys(pool)))
+            prefetched = qa_candidates(ctx, question_vector, list(dict.fromkeys(pool)))
         rows, timings["evidence"] = read.result()
         timings["answer"] = time.perf_counter() - t0
         evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
