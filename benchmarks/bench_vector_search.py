@@ -159,6 +159,12 @@ def main(argv: list[str] | None = None) -> dict:
         action="store_true",
         help="index during insert, as upserts normally do (default: bulk insert, then build once)",
     )
+    parser.add_argument(
+        "--no-quantization",
+        dest="quantized",
+        action="store_false",
+        help="float32 vectors only (the store's layout before int8 copies built and searched the graph)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--dir", type=Path, default=None, help="store directory (default: a temp dir, removed)"
@@ -171,7 +177,9 @@ def main(argv: list[str] | None = None) -> dict:
     result: dict = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
     total_started = time.perf_counter()
     try:
-        store = EdgeVectorStore(workdir / "qdrant", hnsw_ef=args.ef, auto_optimize=args.auto_optimize)
+        store = EdgeVectorStore(
+            workdir / "qdrant", hnsw_ef=args.ef, auto_optimize=args.auto_optimize, quantized=args.quantized
+        )
         store.ensure_collection(COLLECTION, args.dim)
         print(
             f"inserting {args.points:,} x {args.dim}-d {args.data} points into {args.namespaces} namespaces ..."

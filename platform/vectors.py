@@ -93,6 +93,13 @@ _UPSERT_BATCH = 512
 _HNSW_M = 0
 _HNSW_PAYLOAD_M = 16
 _HNSW_EF_CONSTRUCT = 100
+#: int8 copies of the vectors, kept in RAM beside the float32 ones: the HNSW graph is built and
+#: searched with them, and every search rescores ``RESCORE_OVERSAMPLING`` times ``limit``
+#: candidates with the float32 vectors, so the scores returned are exact. Measured with
+#: benchmarks/bench_vector_search.py (clustered 384-d data): the build is ~3x faster and a
+#: search faster, at the same recall@20 as float32 alone; the price is a quarter more RAM per
+#: point (384 bytes beside 1,536).
+RESCORE_OVERSAMPLING = 3.0
 #: Default ``ef`` at search time (raised to ``limit`` when that is larger).
 #: On clustered 384-d data (like text embeddings) recall@20 is ~0.99 from
 #: ef=64 up; on structureless uniform-random vectors, the worst case, it needs
@@ -420,9 +427,11 @@ class EdgeVectorStore:
         auto_optimize: bool = True,
         indexing_threshold_kb: int = INDEXING_THRESHOLD_KB,
         full_scan_threshold_kb: int = FULL_SCAN_THRESHOLD_KB,
+        quantized: bool = True,
     ) -> None:
         self.path = Path(path)
         self.hnsw_ef = int(hnsw_ef)
+        self.quantized = quantized
         self.auto_optimize = auto_optimize
         self.indexing_threshold_kb = int(indexing_threshold_kb)
         self.full_scan_threshold_kb = int(full_scan_threshold_kb)
@@ -445,7 +454,19 @@ class EdgeVectorStore:
                 payload_m=_HNSW_PAYLOAD_M,
             ),
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb),
+            quantization_config=(
+                qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True)
+                if self.quantized
+                else None
+            ),
         )
+
+    def _search_params(self, limit: int) -> qe.SearchParams:
+        ef = max(self.hnsw_ef, limit)
+        if not self.quantized:
+            return qe.SearchParams(hnsw_ef=ef)
+        rescore = qe.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
+        return qe.SearchParams(hnsw_ef=ef, quantization=rescore)
 
     def _stored_dim(self, shard_path: Path) -> int | None:
         config_file = shard_path / "edge_config.json"
@@ -559,7 +580,7 @@ class EdgeVectorStore:
                 query=qe.Query.Nearest(query.tolist()),
                 filter=edge_filter(namespace, where),
                 with_payload=True,
-                params=qe.SearchParams(hnsw_ef=max(self.hnsw_ef, limit)),
+                params=self._search_params(limit),
             )
             scored = s.shard.query(request)
         return [_hit(p.payload, p.score) for p in scored]

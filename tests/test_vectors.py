@@ -109,7 +109,8 @@ def test_hnsw_index_is_built_and_searches_stay_correct(tmp_path: Path) -> None:
     """Small thresholds: upserts build HNSW segments and filtered searches walk the graph.
 
     The per-namespace graphs must give (nearly) the brute-force answer and never
-    return a point of another namespace.
+    return a point of another namespace; the int8 copies that build and walk the graph
+    must not leak into the scores (each hit is rescored with its float32 vector).
     """
     dim, n = 32, 3000
     rng = np.random.default_rng(7)
@@ -141,6 +142,10 @@ def test_hnsw_index_is_built_and_searches_stay_correct(tmp_path: Path) -> None:
             q /= np.linalg.norm(q)
             hits = s.search(C, "a", q, 10)
             assert all(int(h.key[1:]) % 2 == 0 for h in hits)  # only namespace a
+            # the graph is walked with int8 copies, but the scores returned are the float32 cosines
+            assert [h.score for h in hits] == pytest.approx(
+                [float(vectors[int(h.key[1:])] @ q) for h in hits], abs=1e-5
+            )
             exact = {f"k{i}" for i in in_a[np.argsort(-(vectors[in_a] @ q))[:10]]}
             recalls.append(len(exact & {h.key for h in hits}) / 10)
         assert np.mean(recalls) >= 0.9
