@@ -198,10 +198,9 @@ def fill_budget(
     lead: int | None = None,
 ) -> list[Evidence]:
     """A strategy's ranking packed into ``budget`` tokens: its leading units (:func:`split_lead`)
-    first, in its order; then passages
-    found by plain similarity (dense search for the question, ``queries[0]``) taken in turn with
-    the rest of the strategy's ranking (its other units and the ``passages`` it reached),
-    similarity first. So the surest passage by similarity is always there when a passage fits, and
+    first, in its order; then passages found by plain similarity (dense search for the question,
+    ``queries[0]``) taken in turn with the rest of the strategy's ranking (its other units and the
+    ``passages`` it reached), similarity first. So the surest passage by similarity is always there when a passage fits, and
     each one after it is matched by something the strategy's structure found. The other ``queries``
     (sub-questions) and ``focus`` choose the sentences of a passage that must be shortened. Dense
     search for the sub-questions too was measured: the same answer-in-evidence on both own question
