@@ -179,3 +179,17 @@ def test_a_question_of_only_syntax_and_stop_words_searches_nothing() -> None:
         f"+namespace_key:{namespace_key('kw_x')} +(name:(curie)^2 aliases_text:(curie)^2 roles_text:(curie) "
         "states_text:(curie))"
     )
+
+
+def test_passages_of_equal_score_come_in_id_order_whatever_order_they_were_written(memories) -> None:
+    """Lucene orders equal scores by its internal document numbers, which change as its segments
+    merge; the query orders them by id, so the same memory always gives the same passages."""
+    memory = memories(f"ties_{uuid.uuid4().hex[:8]}")
+    text = "The lighthouse keeper of Skerryvore kept a log of every storm."
+    docs = [{"id": f"tie-{i}", "title": "Skerryvore log", "text": text} for i in (7, 3, 5, 1, 6, 2, 4, 0)]
+    memory.ingest(docs)  # written in an order that is not the ids' order
+    lucene = lucene_query("Who kept a log of storms at Skerryvore?", memory.namespace, PASSAGE_FIELDS)
+    every = memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=8)
+    assert len(every) == 8 and len({r["score"] for r in every}) == 1  # all eight tie
+    top = memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=3)
+    assert [r["chunk_id"] for r in top] == sorted(r["chunk_id"] for r in every)[:3]

@@ -4,5 +4,5 @@
 CALL db.index.fulltext.queryNodes('entity_search', $lucene, {limit: $scan}) YIELD node, score
 WHERE node.namespace = $namespace AND node.id IN $ids
 RETURN node.id AS id, score
-ORDER BY score DESC
+ORDER BY score DESC, id
 LIMIT $limit
