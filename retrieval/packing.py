@@ -200,11 +200,11 @@ def fill_budget(
     """A strategy's ranking packed into ``budget`` tokens: its leading units (:func:`split_lead`)
     first, in its order; then passages found by plain similarity (dense search for the question,
     ``queries[0]``) taken in turn with the rest of the strategy's ranking (its other units and the
-    ``passages`` it reached), similarity first. So the surest passage by similarity is always there when a passage fits, and
-    each one after it is matched by something the strategy's structure found. The other ``queries``
-    (sub-questions) and ``focus`` choose the sentences of a passage that must be shortened. Dense
-    search for the sub-questions too was measured: the same answer-in-evidence on both own question
-    sets, 20-30 ms more per ask. ``tier`` is the dense search already started by
+    ``passages`` it reached), similarity first. So the surest passage by similarity is always there
+    when a passage fits, and each one after it is matched by something the strategy's structure
+    found. The other ``queries`` (sub-questions) and ``focus`` choose the sentences of a passage
+    that must be shortened. Dense search for the sub-questions too was measured: the same
+    answer-in-evidence on both own question sets, 20-30 ms more per ask. ``tier`` is the dense search already started by
     :func:`passage_tier` for ``queries[0]``."""
     found = passage_evidence(tier.result() if tier is not None else _dense_rows(context, queries[0]))
     first, rest = split_lead(own, budget, lead)
