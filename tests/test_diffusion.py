@@ -86,7 +86,7 @@ def memory(isolated_settings, namespace: str):
 # --------------------------------------------------------------------------- the stage
 
 
-def test_stage_writes_a_gist_per_chunk_facts_and_their_vectors(films) -> None:
+def test_stage_writes_a_gist_per_chunk_and_fact_vectors_but_no_gist_vectors(films) -> None:
     memory, report = films
     chunks = graph_rows(
         memory, "MATCH (c:Chunk {namespace: $namespace}) RETURN c.id AS id, c.doc_id AS doc_id"
@@ -110,7 +110,7 @@ def test_stage_writes_a_gist_per_chunk_facts_and_their_vectors(films) -> None:
         memory, "MATCH (g:Gist {namespace: $namespace})-[m:MENTIONS]->(e:Entity) RETURN count(m) AS n"
     )
     assert mentions[0]["n"] == report.written["gist_mentions"] > 0
-    # one fact vector per verb phrase with entities, one gist vector per chunk
+    # one fact vector per verb phrase with entities; gists are reached through their passages, not embedded
     verb_phrases = graph_rows(
         memory,
         "MATCH (v:VerbPhrase {namespace: $namespace}) WHERE EXISTS { (:Entity)-[:ROLE_IN]->(v) } RETURN v.id AS id",
@@ -120,7 +120,7 @@ def test_stage_writes_a_gist_per_chunk_facts_and_their_vectors(films) -> None:
         == len(verb_phrases)
         == report.written["facts"]
     )
-    assert memory.vectors.count(GIST_COLLECTION, memory.namespace) == len(chunks)
+    assert memory.vectors.count(GIST_COLLECTION, memory.namespace) == 0
     hit = memory.vectors.search(
         FACT_COLLECTION, memory.namespace, memory.embedder.embed_query("Who directed Big Eyes?"), 1
     )[0]
@@ -361,6 +361,29 @@ def test_deleting_a_document_removes_its_gists_facts_vectors_and_walk_nodes(memo
     memory.ingest(CORPUS[3:4])  # ingest is noticed too
     again = ask.ask("Where was Johnny Depp born?")
     assert again.details.snapshot["rebuilt"] and again.details.snapshot["chunks"] == 4
+
+
+def test_reindexing_a_chunk_drops_the_gist_vector_an_older_store_wrote_for_it(memory: Memory) -> None:
+    """Stores written before gists went unembedded hold a gist vector per chunk; nothing reads it, and
+    a chunk indexed again (its GSW may have changed) must not keep a vector of its old gist."""
+    from engramdb.platform.vectors import VectorPoint
+
+    memory.ingest(CORPUS[:2])
+    chunks = [StageChunk.from_row(r) for r in graph_rows(
+        memory, "MATCH (c:Chunk {namespace: $namespace}) RETURN c.id AS id, c.doc_id AS doc_id, "
+        "coalesce(c.title, '') AS title, c.text AS text, c.position AS position ORDER BY id")]  # fmt: skip
+    legacy = [VectorPoint(f"gist:{c.id}", memory.embedder.embed_query(f"an old gist of {c.title}"),
+                          {"doc_id": c.doc_id, "chunk_id": c.id}) for c in chunks]  # fmt: skip
+    stage = GistStage(stage_context(memory))  # which makes sure the old collection is there
+    memory.vectors.upsert(GIST_COLLECTION, memory.namespace, legacy)
+    assert memory.vectors.count(GIST_COLLECTION, memory.namespace) == len(chunks) == 2
+
+    stage.run(chunks[:1])
+
+    def legacy_left(chunk: StageChunk) -> int:
+        return memory.vectors.count(GIST_COLLECTION, memory.namespace, where={"chunk_id": chunk.id})
+
+    assert legacy_left(chunks[0]) == 0 and legacy_left(chunks[1]) == 1
 
 
 def test_calibration_never_draws_a_passage_without_a_vector(memory: Memory) -> None:

@@ -1,9 +1,13 @@
-"""Memory stage ``gists``: a gist memory per chunk and the chunk's facts, both embedded (CogitoRAG).
+"""Memory stage ``gists``: a gist memory per chunk and the chunk's embedded facts (CogitoRAG).
 
 What it writes, per chunk:
 
 * a ``Gist`` node, ``(Chunk)-[:HAS_GIST]->(Gist)``, with ``(Gist)-[:MENTIONS]->(Entity)``
-  for the entities the gist names, and its vector in :data:`GIST_COLLECTION`;
+  for the entities the gist names. The gist is not embedded: diffusion reaches a gist through
+  its passage (CogniRank ranks passages, and each passage brings its gist along), so no
+  retrieval step searches gist vectors, and embedding them cost about an eighth of the tokens
+  a default ingest embeds (issue 28). Stores written before keep their old gist vectors in
+  :data:`GIST_COLLECTION`; they are dropped with their chunk or document;
 * one fact per verb phrase of the chunk's GSW, in :data:`FACT_COLLECTION`
   keyed by ``fact:<verb phrase id>`` (stable as long as the chunk's GSW is),
   with ``doc_id``, ``chunk_id``, ``verb_phrase_id``, ``entity_ids`` and the
@@ -60,7 +64,8 @@ from engramdb.ingestion.stages.base import MemoryStage, StageChunk, StageContext
 from engramdb.platform.llm import message_text, model_name, parse_json_reply
 from engramdb.platform.vectors import VectorPoint
 
-#: One point per chunk's gist, keyed by the gist id (``gist:<chunk id>``).
+#: Gist vectors that stores written before gists went unembedded still hold (one per chunk, keyed
+#: ``gist:<chunk id>``): nothing searches them; a re-indexed or deleted chunk drops its own.
 GIST_COLLECTION = "gists"
 #: One point per GSW fact (verb phrase with its entities), keyed by ``fact:<verb phrase id>``.
 FACT_COLLECTION = "facts"
@@ -413,7 +418,7 @@ class GistStage(MemoryStage):
     name = "gists"
     version = "2"  # 2: subject/object order also from "Who <verb phrase> ...?" questions
     collections = (GIST_COLLECTION, FACT_COLLECTION)
-    bulk_collections = (GIST_COLLECTION, FACT_COLLECTION)  # written only; retrieval searches them
+    bulk_collections = (FACT_COLLECTION,)  # written only while indexing; retrieval searches them
     summary = "a gist per chunk and one embedded fact per verb phrase (for ask --strategy diffusion)"
 
     def __init__(self, context: StageContext) -> None:
@@ -480,21 +485,18 @@ class GistStage(MemoryStage):
         ns = ctx.namespace
         embedder = ctx.embedder
         all_facts = [(c, f) for c in chunks for f in facts[c.id]]
-        gist_vectors = embedder.embed_documents([gists[c.id].text for c in chunks])
         fact_vectors = embedder.embed_documents([f.text for _, f in all_facts]) if all_facts else []
-        # verb phrases a re-extraction dropped must not leave facts behind
-        ctx.vectors.delete(FACT_COLLECTION, ns, where={"chunk_id": [c.id for c in chunks]})
+        chunk_ids = [c.id for c in chunks]
+        # verb phrases a re-extraction dropped must not leave facts behind, nor an older store's
+        # gist vector a gist that has changed
+        ctx.vectors.delete(FACT_COLLECTION, ns, where={"chunk_id": chunk_ids})
+        ctx.vectors.delete(GIST_COLLECTION, ns, where={"chunk_id": chunk_ids})
         ctx.vectors.upsert(FACT_COLLECTION, ns, [
             VectorPoint(fact.id, vector, {
                 "doc_id": c.doc_id, "chunk_id": c.id, "verb_phrase_id": fact.verb_phrase_id,
                 "entity_ids": list(fact.entity_ids), "subject_ids": list(fact.subject_ids),
                 "text": fact.text, "embedder": embedder.name})
             for (c, fact), vector in zip(all_facts, fact_vectors, strict=True)
-        ])  # fmt: skip
-        ctx.vectors.upsert(GIST_COLLECTION, ns, [
-            VectorPoint(gist_id(c.id), vector, {
-                "doc_id": c.doc_id, "chunk_id": c.id, "method": gists[c.id].method, "embedder": embedder.name})
-            for c, vector in zip(chunks, gist_vectors, strict=True)
         ])  # fmt: skip
         rows = [
             {"id": gist_id(c.id), "chunk_id": c.id, "doc_id": c.doc_id, "text": gists[c.id].text,
