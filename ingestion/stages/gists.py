@@ -5,7 +5,7 @@ What it writes, per chunk:
 * a ``Gist`` node, ``(Chunk)-[:HAS_GIST]->(Gist)``, with ``(Gist)-[:MENTIONS]->(Entity)``
   for the entities the gist names. The gist is not embedded: diffusion reaches a gist through
   its passage (CogniRank ranks passages, and each passage brings its gist along), so no
-  retrieval step searches gist vectors, and embedding them cost about an eighth of the tokens
+  retrieval step searches gist vectors, and embedding them cost about a sixth of the tokens
   a default ingest embeds (issue 28). Stores written before keep their old gist vectors in
   :data:`GIST_COLLECTION`; they are dropped with their chunk or document;
 * one fact per verb phrase of the chunk's GSW, in :data:`FACT_COLLECTION`
