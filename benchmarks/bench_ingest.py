@@ -6,9 +6,12 @@
 ``--travel N`` measures the target of issue 28 in a form that travels between
 machines, in one process: our embedder embedding the first N passages alone,
 then a default ingest (every default stage) of the same N passages into a fresh
-namespace, and their ratio; with peak RSS, every text the embedder was given per
-passage (and how many were repeats of a text already embedded), and where the
-time went (embedding, vector writes and graph writes by caller).
+namespace, and their ratio; with the peak RSS through the ingest, every text the
+embedder was given per passage (and how many were repeats of a text already
+embedded), and where the time went (embedding, vector writes and graph writes by
+caller). Run it in a fresh data home (``ENGRAMDB_HOME=$(mktemp -d)``) to compare
+runs: the index build at the end of an ingest grows with the points earlier runs
+left in the home.
 
 Part 1 ingests a corpus (default: the 6,119 2Wiki passages) into a fresh
 namespace with the offline extractor and embedder and reports passages/s,

@@ -23,6 +23,7 @@ from engramdb.ingestion.stages.gists import (
     chunk_facts,
     offline_gist,
     parse_gist_reply,
+    read_gsw,
 )
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION
@@ -182,6 +183,68 @@ def test_offline_gist_verbalises_facts_with_subject_from_the_qa_pairs() -> None:
     bare = ChunkGSW("c2", "d1", mentions[:1], ())
     lead = offline_gist(StageChunk("c2", "d1", "T", "First one here. Second one. Third one.", 1), bare, [])
     assert lead.text == "First one here. Second one." and lead.method == "offline-lead"
+
+
+def test_gist_and_facts_do_not_depend_on_the_order_neo4j_returns_the_chunk_gsw_in() -> None:
+    """``gists/chunk_gsw`` lists mentions, participants and QA pairs in traversal order, which
+    differed between two builds of one corpus ("have played in 2013, 2010" in one, "2010, 2013" in
+    the other); the stage orders them itself, so every order gives the same gist and facts."""
+    import itertools
+
+    mentions = [
+        {"id": "e9", "name": "Tampa Bay Rays", "type": "ORG", "surface": "Rays", "aliases": ["Devil Rays"]},
+        {"id": "e2", "name": "2013", "type": "DATE", "surface": "2013", "aliases": []},
+        {"id": "e5", "name": "2010", "type": "DATE", "surface": "2010", "aliases": []},
+        {
+            "id": "e7",
+            "name": "Stuart Sternberg",
+            "type": "PERSON",
+            "surface": "Sternberg",
+            "aliases": ["Stu"],
+        },
+    ]
+    played = [
+        {
+            "id": "c/q10",
+            "question": "When have Tampa Bay Rays played?",
+            "question_entity_ids": ["e9"],
+            "answer_id": "e2",
+        },
+        {
+            "id": "c/q10",
+            "question": "When have Tampa Bay Rays played?",
+            "question_entity_ids": ["e9"],
+            "answer_id": "e5",
+        },
+        {
+            "id": "c/q2",
+            "question": "Who have played in 2010?",
+            "question_entity_ids": ["e5"],
+            "answer_id": "e9",
+        },
+    ]
+    owns = [
+        {
+            "id": "c/q3",
+            "question": "Who owns Tampa Bay Rays?",
+            "question_entity_ids": ["e9"],
+            "answer_id": "e7",
+        }
+    ]
+
+    def gist_of(m: list[dict], qas: list[dict], entity_ids: list[str]) -> tuple[str, tuple[str, ...]]:
+        row = {"chunk_id": "c", "doc_id": "d", "mentions": m, "verb_phrases": [
+            {"id": "c/v1", "text": "have played in", "entity_ids": entity_ids, "qas": qas},
+            {"id": "c/v2", "text": "owns", "entity_ids": ["e9", "e7"], "qas": owns}]}  # fmt: skip
+        gsw = read_gsw([row])["c"]
+        facts = chunk_facts(gsw)
+        return offline_gist(StageChunk("c", "d", "Rays", "x", 0), gsw, facts).text, tuple(f.text for f in facts)
+
+    seen = {gist_of(list(m), list(q), list(e)) for m, q, e in itertools.product(
+        itertools.permutations(mentions), itertools.permutations(played), itertools.permutations(["e2", "e5", "e9"]))}  # fmt: skip
+    assert len(seen) == 1
+    text, facts = seen.pop()
+    assert "Tampa Bay Rays have played in 2010, 2013." in facts and text.startswith(facts[0])
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 // The GSW of some chunks, as the gists stage verbalises it: the entities each
 // chunk mentions (with the aliases it knew them by) and its verb phrases with
 // their participating entities and QA pairs (which say who is subject, who object).
+// The lists come in traversal order; the stage puts them in a fixed order itself.
 // $chunk_ids: [chunk id]
 UNWIND $chunk_ids AS chunk_id
 MATCH (c:Chunk {namespace: $namespace, id: chunk_id})
@@ -11,5 +12,5 @@ RETURN c.id AS chunk_id, c.doc_id AS doc_id,
           {id: v.id, text: v.text,
            entity_ids: [(e:Entity)-[:ROLE_IN]->(v) | e.id],
            qas: [(v)-[q:QA]->(a:Entity) |
-                   {question: q.question, question_entity_ids: q.question_entity_ids, answer_id: a.id}]}]
+                   {id: q.id, question: q.question, question_entity_ids: q.question_entity_ids, answer_id: a.id}]}]
          AS verb_phrases

@@ -391,23 +391,32 @@ class LLMGister:
 # --------------------------------------------------------------------------- the stage
 
 
-def _read_gsw(rows: Sequence[dict[str, Any]]) -> dict[str, ChunkGSW]:
+def read_gsw(rows: Sequence[dict[str, Any]]) -> dict[str, ChunkGSW]:
+    """Rows of ``gists/chunk_gsw`` as :class:`ChunkGSW`, in an order of their own.
+
+    The query's lists come in the order Neo4j walks the relationships, which differs from one
+    build of the same corpus to the next; since subjects are voted with ties broken by order and
+    objects are listed in order, that made 12 of 1,890 MuSiQue gists (and their facts' texts)
+    differ between two builds. So everything is put in a fixed order here: mentions and
+    participants by entity id, QA pairs by their id in extraction order (``…/q2`` before
+    ``…/q10``), a QA pair's answers by name ("2010, 2013")."""
     out = {}
     for row in rows:
-        mentions = tuple(
+        mentions = tuple(sorted((
             Mention(m["id"], m["name"], m.get("type") or "THING", m.get("surface") or m["name"],
                     tuple(m.get("aliases") or ()))
             for m in row["mentions"]
-        )  # fmt: skip
-        vps = tuple(
-            VerbPhraseGSW(
-                v["id"], v["text"] or "", tuple(v["entity_ids"]),
-                tuple(QARef(q["question"] or "", tuple(q["question_entity_ids"] or ()), q["answer_id"])
-                      for q in v["qas"]),
-            )
-            for v in row["verb_phrases"]
-        )  # fmt: skip
-        out[row["chunk_id"]] = ChunkGSW(row["chunk_id"], row["doc_id"], mentions, vps)
+        ), key=lambda m: m.id))  # fmt: skip
+        names = {m.id: m.name for m in mentions}
+        vps = []
+        for v in row["verb_phrases"]:
+            qas = sorted(v["qas"], key=lambda q: (_natural_key(q.get("id") or ""),
+                                                  _natural_key(names.get(q["answer_id"], "")), q["answer_id"]))  # fmt: skip
+            vps.append(VerbPhraseGSW(
+                v["id"], v["text"] or "", tuple(sorted(v["entity_ids"])),
+                tuple(QARef(q["question"] or "", tuple(q["question_entity_ids"] or ()), q["answer_id"]) for q in qas),
+            ))  # fmt: skip
+        out[row["chunk_id"]] = ChunkGSW(row["chunk_id"], row["doc_id"], mentions, tuple(vps))
     return out
 
 
@@ -432,7 +441,7 @@ class GistStage(MemoryStage):
         started = time.perf_counter()
         ctx = self.context
         report = StageReport(self.name, chunks=len(chunks))
-        gsws = _read_gsw(ctx.graph.read("gists/chunk_gsw", chunk_ids=[c.id for c in chunks]))
+        gsws = read_gsw(ctx.graph.read("gists/chunk_gsw", chunk_ids=[c.id for c in chunks]))
         present = [c for c in chunks if c.id in gsws]
         report.failures.extend((c.id, "the chunk is no longer in memory") for c in chunks if c.id not in gsws)
         facts = {c.id: chunk_facts(gsws[c.id]) for c in present}
