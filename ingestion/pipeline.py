@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,6 +145,13 @@ class _DocTally:
 
 def _stored(row: dict[str, Any]) -> StoredDocument:
     return StoredDocument(row["id"], row.get("path"), row.get("source") or "", row.get("content_hash"))
+
+
+def _seconds_of(work: Callable[..., Any], *args: Any) -> float:
+    """Run ``work(*args)``; how long it took."""
+    started = time.perf_counter()
+    work(*args)
+    return time.perf_counter() - started
 
 
 def _title(doc: Document, chunk: Chunk) -> str:
@@ -403,18 +411,28 @@ class Ingestor:
         t0 = time.perf_counter()
         rows = build_rows(batch, results, self.resolver, seen_entities=seen_entities, with_documents=False)
         report.timed("reconcile", t0)
-        t0 = time.perf_counter()
-        write_rows(self.graph, rows)  # documents stay 'pending' until every part's vectors are in
-        report.timed("graph_write", t0)
-        t0 = time.perf_counter()
-        vectors = (
-            self.embedder.embed_documents([r.question for r in rows.qa_records]) if rows.qa_records else []
+        # The graph write waits on Neo4j while this thread embeds: neither needs the other. Documents
+        # stay 'pending' until every part's vectors are in, so a crash in either leaves them to be
+        # redone, as when the two ran one after the other.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-graph-write") as pool:
+            graph_write = pool.submit(_seconds_of, write_rows, self.graph, rows)
+            t0 = time.perf_counter()
+            vectors = (
+                self.embedder.embed_documents([r.question for r in rows.qa_records])
+                if rows.qa_records
+                else []
+            )
+            chunk_vectors = self.embedder.embed_documents(
+                [passage_text(_title(d, c), c.text) for d, c in part]
+            )
+            entity_vectors = (
+                self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
+            )
+            report.timed("embed", t0)
+        # leaving the block waited for the write; an error in it is raised here
+        report.stage_seconds["graph_write"] = (
+            report.stage_seconds.get("graph_write", 0.0) + graph_write.result()
         )
-        chunk_vectors = self.embedder.embed_documents([passage_text(_title(d, c), c.text) for d, c in part])
-        entity_vectors = (
-            self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
-        )
-        report.timed("embed", t0)
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
