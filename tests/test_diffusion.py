@@ -238,7 +238,9 @@ def test_gist_and_facts_do_not_depend_on_the_order_neo4j_returns_the_chunk_gsw_i
             {"id": "c/v2", "text": "owns", "entity_ids": ["e9", "e7"], "qas": owns}]}  # fmt: skip
         gsw = read_gsw([row])["c"]
         facts = chunk_facts(gsw)
-        return offline_gist(StageChunk("c", "d", "Rays", "x", 0), gsw, facts).text, tuple(f.text for f in facts)
+        return offline_gist(StageChunk("c", "d", "Rays", "x", 0), gsw, facts).text, tuple(
+            f.text for f in facts
+        )
 
     seen = {gist_of(list(m), list(q), list(e)) for m, q, e in itertools.product(
         itertools.permutations(mentions), itertools.permutations(played), itertools.permutations(["e2", "e5", "e9"]))}  # fmt: skip
