@@ -59,6 +59,7 @@ from engramdb.platform.storage import (
     QAPayload,
     passage_text,
 )
+from engramdb.platform.timing import timed
 from engramdb.platform.vectors import VectorPoint, VectorStore
 
 # Bump when what ingestion writes for the same text changes (new stores, fields,
@@ -145,13 +146,6 @@ class _DocTally:
 
 def _stored(row: dict[str, Any]) -> StoredDocument:
     return StoredDocument(row["id"], row.get("path"), row.get("source") or "", row.get("content_hash"))
-
-
-def _seconds_of(work: Callable[..., Any], *args: Any) -> float:
-    """Run ``work(*args)``; how long it took."""
-    started = time.perf_counter()
-    work(*args)
-    return time.perf_counter() - started
 
 
 def _title(doc: Document, chunk: Chunk) -> str:
@@ -415,7 +409,7 @@ class Ingestor:
         # stay 'pending' until every part's vectors are in, so a crash in either leaves them to be
         # redone, as when the two ran one after the other.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-graph-write") as pool:
-            graph_write = pool.submit(_seconds_of, write_rows, self.graph, rows)
+            graph_write = pool.submit(timed, write_rows, self.graph, rows)
             t0 = time.perf_counter()
             vectors = (
                 self.embedder.embed_documents([r.question for r in rows.qa_records])
@@ -431,7 +425,7 @@ class Ingestor:
             report.timed("embed", t0)
         # leaving the block waited for the write; an error in it is raised here
         report.stage_seconds["graph_write"] = (
-            report.stage_seconds.get("graph_write", 0.0) + graph_write.result()
+            report.stage_seconds.get("graph_write", 0.0) + graph_write.result()[1]
         )
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)

@@ -10,18 +10,7 @@ pool, so a busy pool only queues, it cannot deadlock.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
-
-T = TypeVar("T")
 
 #: Threads that wait on Neo4j or the vector store for asking threads.
 IO_POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engramdb-io")
-
-
-def timed(function: Callable[..., T], *args: Any) -> tuple[T, float]:
-    """``function(*args)`` and the seconds it took (for the timings of work done on another thread)."""
-    t0 = time.perf_counter()
-    return function(*args), time.perf_counter() - t0

@@ -19,6 +19,7 @@ from typing import Any
 from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
+from engramdb.platform.timing import timed
 from engramdb.retrieval.answering import NA, LLMAnswerer, OfflineAnswerer
 from engramdb.retrieval.chain.search import BeamSettings, ChainSearch
 from engramdb.retrieval.decomposition import (
@@ -32,7 +33,7 @@ from engramdb.retrieval.decomposition import (
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
 from engramdb.retrieval.grounding import ground_qa_evidence, sentence_evidence, source_sentence
 from engramdb.retrieval.hop_retrieval import HopRetriever, HopSettings
-from engramdb.retrieval.io_pool import IO_POOL, timed
+from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.na_calibration import FALLBACK_THRESHOLD, NACalibration, calibrate, namespace_seed
 from engramdb.retrieval.na_calibration import VERSION as CALIBRATION_VERSION
 from engramdb.retrieval.packing import fill_budget, pack, passage_tier

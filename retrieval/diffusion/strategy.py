@@ -84,9 +84,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from engramdb.ingestion.reconcile import normalize_name
-from engramdb.ingestion.stages.gists import FACT_COLLECTION, GIST_COLLECTION
+from engramdb.ingestion.stages.gists import FACT_COLLECTION
 from engramdb.platform.graph import Graph
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_text
+from engramdb.platform.timing import timed
 from engramdb.platform.vectors import VectorStore
 from engramdb.retrieval import decomposition as decomposition_module
 from engramdb.retrieval.answering import LLMAnswerer
@@ -111,7 +112,7 @@ from engramdb.retrieval.diffusion.walk import (
 )
 from engramdb.retrieval.evidence import citations, evidence_tokens
 from engramdb.retrieval.evidence_answer import EvidenceAnswerer, qa_candidates
-from engramdb.retrieval.io_pool import IO_POOL, timed
+from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget, passage_tier
 from engramdb.retrieval.render import register_renderer
 from engramdb.retrieval.rerankers import Reranker
@@ -488,7 +489,7 @@ class DiffusionStrategy(AskStrategy):
         self.answerer = LLMAnswerer(model) if model is not None else None
         self.evidence_answerer = EvidenceAnswerer(context)
         self.snapshots = snapshot_cache(context.graph, context.vectors)
-        for collection in (FACT_COLLECTION, GIST_COLLECTION, CHUNK_COLLECTION, QA_COLLECTION):
+        for collection in (FACT_COLLECTION, CHUNK_COLLECTION, QA_COLLECTION):
             context.vectors.ensure_collection(collection, context.embedder.dim)
 
     def ask(
