@@ -207,6 +207,8 @@ class LocalNeo4j:
         self.password_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.password_file.parent, 0o700)
         value = secrets.token_urlsafe(24)
+        while value.startswith("-"):  # neo4j-admin would read it as an option (1 password in 64)
+            value = secrets.token_urlsafe(24)
         fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(value + "\n")

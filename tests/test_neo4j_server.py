@@ -173,6 +173,19 @@ def test_initial_password_never_appears_on_a_command_line(
     assert stat.S_IMODE(auth_ini.stat().st_mode) == 0o600
 
 
+def test_a_generated_password_never_starts_with_a_dash(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """neo4j-admin reads an argument starting with "-" as an option, so the first start of a
+    home whose password began with one failed ("Missing required parameter: '<password>'")."""
+    import secrets
+
+    drawn = iter(["-DSstartsWithADash", "_fine-after-a-redraw"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(drawn))
+    fresh = LocalNeo4j(settings.model_copy(update={"home": tmp_path / "home"}))
+    assert fresh.password() == "_fine-after-a-redraw"
+
+
 def test_running_server_keeps_few_transaction_logs(neo4j_server: LocalNeo4j, driver) -> None:
     conf = (neo4j_server.conf_dir / "neo4j.conf").read_text().splitlines()
     assert "db.tx_log.rotation.retention_policy=2 files" in conf
