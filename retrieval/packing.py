@@ -49,6 +49,8 @@ REDUNDANT_SHARE = 0.9
 SHORTENABLE = frozenset({"passage", "gist", "cluster", "memory_point"})
 #: What stands between two kept sentences of a shortened passage that were not adjacent.
 ELISION = " … "
+#: How a cluster summary marks a member text it clipped.
+CLIPPED = "..."
 _SPACE = re.compile(r"\s+")
 
 
@@ -98,7 +100,7 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
     (the first line of a passage) stays, as it names what the sentences are about."""
     title, body = _title_and_body(unit)
     every = split_sentences(body)
-    sentences = [s for s in every if not any(_flat(s) in t for t in seen_text)]
+    sentences = [s for s in every if not _already_given(s, seen_text)]
     if not sentences:
         return None
     head = f"{title}\n" if title else ""
@@ -135,10 +137,20 @@ def _title_and_body(unit: Evidence) -> tuple[str, str]:
 
 
 def _repeats_a_sentence(unit: Evidence, seen_text: Sequence[str]) -> bool:
-    """A passage holding a sentence already chosen (a chain's source sentence) drops that sentence."""
-    if unit.kind != "passage" or not seen_text:
+    """A passage, gist, summary or memory point holding a sentence already chosen (a chain's source
+    sentence, a passage a cluster summary quotes) drops that sentence."""
+    if unit.kind not in SHORTENABLE or not seen_text:
         return False
-    return any(_flat(s) in t for s in split_sentences(_title_and_body(unit)[1]) for t in seen_text)
+    return any(_already_given(s, seen_text) for s in split_sentences(_title_and_body(unit)[1]))
+
+
+def _already_given(sentence: str, seen_text: Sequence[str]) -> bool:
+    """Whether ``sentence`` is inside the chosen evidence; a sentence a summary clipped ("…with
+    just 6 days with...") counts when the part it kept is."""
+    flat = _flat(sentence)
+    if flat.endswith(CLIPPED):
+        flat = flat[: -len(CLIPPED)].rstrip()
+    return bool(flat) and any(flat in t for t in seen_text)
 
 
 def _flat(text: str) -> str:

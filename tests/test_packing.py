@@ -92,6 +92,21 @@ def test_a_sentence_already_given_is_not_repeated_inside_a_passage() -> None:
     assert SENTENCES[0] not in packed[1].text and SENTENCES[1] in packed[1].text
 
 
+def test_a_summary_does_not_repeat_a_sentence_already_given_even_clipped() -> None:
+    """A cluster summary quotes its members' lead sentences, clipped with "...": whatever of them the
+    evidence already holds is left out of the summary, whole or clipped."""
+    passage = _passage(0, SENTENCES[:3])
+    clipped = SENTENCES[1][:25] + "..."
+    summary = Evidence(
+        "cluster", "k1", f"{SENTENCES[0]} {clipped} {SENTENCES[4]}", 0.5, "d1", ("c0", "c4"), {}
+    )
+    packed = pack([passage, summary], 500)
+    assert [e.kind for e in packed] == ["passage", "cluster"]
+    assert packed[1].text == SENTENCES[4]
+    alone = pack([summary], 500)  # nothing given before it: the summary stays whole
+    assert alone[0].text == summary.text
+
+
 def test_a_restatement_adds_nothing_and_is_skipped() -> None:
     passage = _passage(0, SENTENCES[:2])
     gist = Evidence("gist", "g0", "Marie Curie was born in Warsaw in 1867; she moved to Paris in 1891.",
