@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from bench_support import SHARED, bench_settings, local_neo4j
+from bench_support import SHARED, RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
 
 from engramdb.ingestion.extraction.extractors import ChunkJob, OfflineGSWExtractor
 from engramdb.ingestion.extraction.offline import ChunkText
@@ -45,10 +44,6 @@ from engramdb.ingestion.writer import BatchRows, ChunkResult, build_rows, write_
 from engramdb.platform.embedders import make_embedder
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import QA_COLLECTION, passage_text
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
@@ -67,14 +62,15 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
                 rate = done / (time.perf_counter() - started)
                 print(f"  {done}/{len(docs)} passages, {rate:.1f}/s", file=sys.stderr)
 
-        report = memory.ingest(docs, progress=progress)
+        with RssSplit() as split:
+            report = memory.ingest(docs, progress=progress)
         stats = memory.stats()
     return {
         "corpus": str(corpus), "namespace": namespace, "passages": len(docs), "seconds": report.seconds,
         "passages_per_s": len(docs) / report.seconds, "qa_edges": report.qa_edges,
         "qa_edges_per_s": report.qa_edges / report.seconds, "qa_pairs": report.qa_pairs,
         "entities": stats["entities"], "stage_seconds": report.stage_seconds,
-        "peak_rss_mb_python": peak_rss_mb(),
+        "peak_rss_mb_python": peak_rss_mb(), "rss_split_mb": split.result(),
     }  # fmt: skip
 
 
@@ -189,7 +185,8 @@ def travel(settings, corpus: Path, n: int) -> dict:
         upserts: dict[str, float] = {}
         _timed_method(memory.vectors, "upsert", upserts, lambda a: a[0])
         started, cpu = time.perf_counter(), time.process_time()
-        report = memory.ingest(docs)
+        with RssSplit() as split:
+            report = memory.ingest(docs)
         ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
         # read now: the baseline below loads a second model beside the open memory, and what that
         # holds is not the ingest's
@@ -214,7 +211,7 @@ def travel(settings, corpus: Path, n: int) -> dict:
         "ingest_cpu_seconds": ingest_cpu, "embed_alone_cpu_seconds": alone_cpu, "cpu_ratio": ingest_cpu / alone_cpu,
         "diffusion_snapshot": snapshot,
         "peak_rss_mb_python": rss_ingest, "peak_rss_mb_before_ingest": rss_before,
-        "peak_rss_mb_whole_run": peak_rss_mb(), "qa_points_held_before": held,
+        "peak_rss_mb_whole_run": peak_rss_mb(), "qa_points_held_before": held, "rss_split_mb": split.result(),
         "texts_embedded_per_passage": totals["texts"] / n, "repeats_per_passage": totals["repeats"] / n,
         "distinct_texts_per_passage": (totals["texts"] - totals["repeats"]) / n,
         "model_texts_per_passage": model_texts / n, "model_tokens": model_tokens,
@@ -223,6 +220,11 @@ def travel(settings, corpus: Path, n: int) -> dict:
         "vector_upsert_seconds": upserts, "stage_seconds": report.stage_seconds, "stats": stats,
     }  # fmt: skip
 
+
+#: The whole 2Wiki corpus before issue 28's work (README's measured table, before the gists and
+#: clusters stages were part of a default ingest), and issue 28's target for it with every stage.
+BEFORE_FULL_2WIKI = {"when": "before the memory stages, README", "seconds": 527, "peak_rss_mb_python": 4400}
+TARGET_FULL = {"seconds": 300, "peak_rss_mb_python": 1500}
 
 #: ``--travel 1000`` at the commit before issue 28's work (39e03c7, every text embedded as given,
 #: indexing after every upsert, ONNX threads spinning), same machine, load average 12-19:
@@ -243,7 +245,8 @@ def print_travel(r: dict) -> None:
           f"{r['embed_alone_seconds']:.1f} s (mean of {', '.join(f'{x:.1f}' for x in r['embed_alone_runs'])} "
           f"before and after it) = {r['ratio']:.1f}x; peak RSS (python) through the ingest "
           f"{r['peak_rss_mb_python']:.0f} MB ({r['peak_rss_mb_before_ingest']:.0f} MB before it, "
-          f"{r.get('peak_rss_mb_whole_run', float('nan')):.0f} MB with the baseline run after it)")  # fmt: skip
+          f"{r.get('peak_rss_mb_whole_run', float('nan')):.0f} MB with the baseline run after it); "
+          f"{describe_rss_split(r.get('rss_split_mb', {}))}")  # fmt: skip
     print(f"  CPU of this process (Neo4j's JVM not included): ingest {r['ingest_cpu_seconds']:.1f} s vs embedding "
           f"alone {r['embed_alone_cpu_seconds']:.1f} s = {r['cpu_ratio']:.1f}x; "
           f"tokens run through the model {r['model_tokens'] / r['tokens_embedded_alone']:.1f}x the passages' own")  # fmt: skip
@@ -396,7 +399,11 @@ def main() -> None:
             r = results["ingest"]
             print(f"ingest: {r['passages']} passages in {r['seconds']:.1f} s = {r['passages_per_s']:.1f} passages/s, "
                   f"{r['qa_edges_per_s']:.0f} QA edges/s ({r['qa_edges']} edges), peak RSS (python) "
-                  f"{r['peak_rss_mb_python']:.0f} MB")  # fmt: skip
+                  f"{r['peak_rss_mb_python']:.0f} MB ({describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
+            if r["passages"] == 6119:
+                b = BEFORE_FULL_2WIKI
+                print(f"  before ({b['when']}): {b['seconds']} s, peak RSS (python) {b['peak_rss_mb_python']} MB; "
+                      f"target: {TARGET_FULL['seconds']} s, {TARGET_FULL['peak_rss_mb_python']} MB")  # fmt: skip
             print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
         results["write_path"] = write_path_ratio(settings, args.corpus, args.ratio_docs, args.ratio_repeat)
         w = results["write_path"]

@@ -5,10 +5,11 @@
 Generates a deterministic novel-like text of ``--mb`` megabytes (varied
 sentences about invented people, places, institutions and books, in
 paragraphs), ingests it as ONE document into a fresh namespace with the
-offline extractor and embedder, and reports the wall time, the time per stage,
+offline extractor and embedder and the default memory stages (gists, clusters), as
+``engramdb ingest`` would, and reports the wall time, the time per stage,
 how many parts (write transactions) it took, what was stored, and the peak RSS
-of this process (``resource.getrusage`` ``ru_maxrss``; Neo4j runs in its own
-JVM with a fixed heap). It then deletes the document (also in parts) and
+of this process (``ru_maxrss``, split into anonymous memory and mapped files at the
+peak; Neo4j runs in its own JVM with a fixed heap). It then deletes the document (also in parts) and
 reports that time, unless ``--keep``. Before documents were written in bounded
 parts, a 2 MB document failed after about four minutes with Neo4j's
 ``MemoryPoolOutOfMemoryError`` (``dbms.memory.transaction.total.max``).
@@ -22,13 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from bench_support import bench_settings, local_neo4j
+from bench_support import RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
 
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
@@ -81,8 +81,10 @@ def novel(n_chars: int, seed: int = 1867) -> str:
     return "\n\n".join(paragraphs)
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+#: The same benchmark before issue 28's work (README's measured table; without the memory stages, other
+#: jobs running, load 3-7), and the issue's targets.
+BEFORE_5MB = {"seconds": 4905, "peak_rss_mb": 3600, "delete_seconds": 93}
+TARGET_5MB = {"seconds": 360, "peak_rss_mb": 1500, "delete_seconds": 30}
 
 
 def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
@@ -95,7 +97,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         memory.embedder.embed_documents(["warm up"])
         ingestor = Ingestor(
             memory.graph, memory.vectors, memory.embedder, base.extractor, chunks_per_part=chunks_per_part,
-            entity_merge_threshold=base.entity_merge_threshold,
+            entity_merge_threshold=base.entity_merge_threshold, stages=base.stages,
         )  # fmt: skip
         rss_before = peak_rss_mb()
         started = time.perf_counter()
@@ -107,7 +109,8 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
             print(f"  part {len(parts)}: {part.chunks_done}/{part.chunks_total} chunks, {elapsed:.0f} s, "
                   f"peak RSS {peak_rss_mb():.0f} MB", file=sys.stderr)  # fmt: skip
 
-        report = ingestor.ingest([doc], on_part=progress)
+        with RssSplit() as split:
+            report = ingestor.ingest([doc], on_part=progress)
         seconds = time.perf_counter() - started
         rss_after = peak_rss_mb()
         stats = memory.stats()
@@ -122,7 +125,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         "status": "done" if report.ingested == 1 else "failed", "stage_seconds": report.stage_seconds,
         "qa_pairs": stats["qa_pairs"], "qa_edges": stats["qa_edges"], "entities": stats["entities"],
         "verb_phrases": stats["verb_phrases"], "peak_rss_mb_before_ingest": rss_before,
-        "peak_rss_mb": rss_after, "delete_seconds": deleted_seconds,
+        "peak_rss_mb": rss_after, "rss_split_mb": split.result(), "delete_seconds": deleted_seconds,
     }  # fmt: skip
 
 
@@ -143,10 +146,13 @@ def main() -> None:
     print(f"long document: {r['megabytes']:.2f} MB, {r['chunks']} chunks in {r['parts']} parts of <= "
           f"{r['chunks_per_part']}: {r['status']} in {r['seconds']:.0f} s ({r['chars_per_s'] / 1000:.1f} KB/s); "
           f"{r['qa_pairs']} QA pairs, {r['entities']} entities; peak RSS (python) {r['peak_rss_mb']:.0f} MB "
-          f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest)")  # fmt: skip
+          f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest; {describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
     if r["delete_seconds"] is not None:
         print(f"  delete (in parts): {r['delete_seconds']:.1f} s")
+    b, t = BEFORE_5MB, TARGET_5MB
+    print(f"  before (README, no memory stages, loaded machine): {b['seconds']} s, peak RSS {b['peak_rss_mb']} MB, "
+          f"delete {b['delete_seconds']} s; target {t['seconds']} s, {t['peak_rss_mb']} MB, delete {t['delete_seconds']} s")  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(r, indent=2))
 

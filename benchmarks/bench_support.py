@@ -3,8 +3,12 @@ for the run (and stopped after it, if the run started it), and the shared data."
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import statistics
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,3 +49,71 @@ def local_neo4j(settings: Settings) -> Iterator[LocalNeo4j]:
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS so far (``ru_maxrss``), MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+#: The sidecar of :class:`RssSplit`: samples a process's resident memory every 5 ms until told to stop
+#: (a line on stdin), then prints the peak as JSON. A separate process, because a thread of the
+#: measured process does not run while native code (Qdrant's index build) holds the GIL, and the
+#: peak falls there.
+_SAMPLER = """
+import json, os, select, sys, time
+pid, peak, anon_peak = int(sys.argv[1]), {"total": 0, "anon": 0, "file": 0}, 0
+def rss():
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            d = {l.split(":")[0]: int(l.split()[1]) // 1024 for l in f if l.startswith("Rss")}
+        return d.get("RssAnon", 0), d.get("RssFile", 0) + d.get("RssShmem", 0)
+    except OSError:
+        return None
+while not select.select([sys.stdin], [], [], 0.005)[0]:
+    now = rss()
+    if now is None:
+        break
+    anon_peak = max(anon_peak, now[0])
+    if sum(now) > peak["total"]:
+        peak = {"total": sum(now), "anon": now[0], "file": now[1]}
+print(json.dumps({**peak, "anon_peak": anon_peak}))
+"""
+
+
+class RssSplit:
+    """Where this process's peak RSS lies: anonymous memory (Python objects, model weights, the
+    vector store's RAM) or mapped files (the vector store's segment files, which Qdrant maps while
+    it builds an index: they count in RSS, but the kernel may drop them under pressure). Linux
+    only (``/proc``); elsewhere :meth:`result` is empty.
+
+        with RssSplit() as split:
+            ...
+        split.result()  # {"total": MB at the peak, "anon": ..., "file": ..., "anon_peak": ...}
+    """
+
+    def __enter__(self) -> RssSplit:
+        self._proc = None
+        if Path(f"/proc/{os.getpid()}/status").exists():
+            self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and code
+                [sys.executable, "-c", _SAMPLER, str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+        self._result: dict[str, int] = {}
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._proc is not None:
+            out, _ = self._proc.communicate("stop\n", timeout=30)
+            self._result = json.loads(out) if out.strip() else {}
+
+    def result(self) -> dict[str, int]:
+        return dict(self._result)
+
+
+def describe_rss_split(split: dict[str, int]) -> str:
+    """:meth:`RssSplit.result` in words."""
+    if not split:
+        return "(no anonymous/mapped split on this platform)"
+    return (f"at the peak {split['anon']} MB anonymous + {split['file']} MB mapped files; "
+            f"anonymous alone peaked at {split['anon_peak']} MB")  # fmt: skip
