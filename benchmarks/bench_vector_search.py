@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engramdb.platform.vectors import DEFAULT_HNSW_EF, EdgeVectorStore, VectorPoint
+from engramdb.platform.vectors import DEFAULT_HNSW_EF, MAX_SEGMENT_KB, EdgeVectorStore, VectorPoint
 
 COLLECTION = "bench"
 CHUNK = 20_000  # points generated (and upserted, split by namespace) at a time
@@ -165,6 +165,12 @@ def main(argv: list[str] | None = None) -> dict:
         action="store_false",
         help="float32 vectors only (the store's layout before int8 copies built and searched the graph)",
     )
+    parser.add_argument(
+        "--max-segment-kb",
+        type=int,
+        default=MAX_SEGMENT_KB,
+        help="largest segment the optimizers build, KB of vectors (0: unbounded, the store before issue 28)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--dir", type=Path, default=None, help="store directory (default: a temp dir, removed)"
@@ -178,8 +184,9 @@ def main(argv: list[str] | None = None) -> dict:
     total_started = time.perf_counter()
     try:
         store = EdgeVectorStore(
-            workdir / "qdrant", hnsw_ef=args.ef, auto_optimize=args.auto_optimize, quantized=args.quantized
-        )
+            workdir / "qdrant", hnsw_ef=args.ef, auto_optimize=args.auto_optimize, quantized=args.quantized,
+            max_segment_kb=args.max_segment_kb or None,
+        )  # fmt: skip
         store.ensure_collection(COLLECTION, args.dim)
         print(
             f"inserting {args.points:,} x {args.dim}-d {args.data} points into {args.namespaces} namespaces ..."

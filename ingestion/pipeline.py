@@ -28,7 +28,6 @@ import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,16 +218,15 @@ class Ingestor:
                 continue
             todo.append(doc)
         holders = {known[d.id]["claimed_by"] for d in todo if known.get(d.id, {}).get("claimed_by")}
-        with self._bulk_load(bool(todo)):
-            written: set[str] = set()
-            waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part)
-            pause = CLAIM_POLL_SECONDS
-            while waiting:  # documents another writer is ingesting right now: theirs to finish
-                if progress:
-                    progress(0)  # a stopping server interrupts the wait here
-                time.sleep(pause)
-                pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
-                waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part)
+        written: set[str] = set()
+        waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part)
+        pause = CLAIM_POLL_SECONDS
+        while waiting:  # documents another writer is ingesting right now: theirs to finish
+            if progress:
+                progress(0)  # a stopping server interrupts the wait here
+            time.sleep(pause)
+            pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
+            waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part)
         if report.ingested_elsewhere:
             report.notes.append(f"{report.ingested_elsewhere} document(s) were ingested by another writer "
                                 "at the same time; this ingest waited for them")  # fmt: skip
@@ -273,16 +271,6 @@ class Ingestor:
             if progress:
                 progress(len(claim.claimed))
         return busy
-
-    def _bulk_load(self, loading: bool) -> AbstractContextManager[None]:
-        """Vector indexing deferred to the end of the ingest for the collections no step searches
-        while ingesting (QA vectors, the stages' bulk collections), where the store can: one
-        HNSW build per collection instead of one per ~13k points and every merge after."""
-        deferred = getattr(self.vectors, "deferred_indexing", None)
-        if not loading or deferred is None:
-            return nullcontext()
-        collections = [QA_COLLECTION] + [c for stage in self.stages for c in stage.bulk_collections]
-        return deferred(collections)
 
     def _identify(
         self, documents: Sequence[Document], failed: Sequence[FileProblem], report: IngestReport

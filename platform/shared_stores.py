@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -62,11 +61,6 @@ class SharedVectorStore:
 
     def get_vectors(self, collection: str, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         return self.store.get_vectors(collection, namespace, keys)
-
-    def deferred_indexing(self, collections: Sequence[str]) -> AbstractContextManager[None]:
-        """The store's bulk load (``EdgeVectorStore.deferred_indexing``), or nothing when it has none."""
-        deferred = getattr(self.store, "deferred_indexing", None)
-        return deferred(collections) if deferred is not None else nullcontext()
 
     def close(self) -> None:
         if self._store is None:

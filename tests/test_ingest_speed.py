@@ -57,56 +57,52 @@ def _points(n: int, seed: int) -> list[VectorPoint]:
     return [VectorPoint(f"k{seed}-{i}", rng.normal(size=16), {"doc_id": f"d{i % 3}"}) for i in range(n)]
 
 
-def test_deferred_indexing_builds_the_index_once_at_the_end(tmp_path) -> None:
-    # a tiny indexing threshold: without deferral every upsert would build an HNSW segment
-    with EdgeVectorStore(tmp_path / "q", indexing_threshold_kb=1, full_scan_threshold_kb=1) as store:
-        store.ensure_collection("qa", 16)
-        store.ensure_collection("chunks", 16)
-        with store.deferred_indexing(["qa"]):
-            for seed in range(4):
-                store.upsert("qa", "ns", _points(200, seed))
-                store.upsert("chunks", "ns", _points(200, seed))
-            assert store.stats("qa")["indexed_vectors"] == 0  # nothing built during the load
-            assert store.stats("chunks")["indexed_vectors"] > 0  # collections not named: as before
-            # searching during the load is exact and finds what was written
-            probe = _points(200, 3)[17]
-            hit = store.search("qa", "ns", probe.vector, 1)[0]
-            assert hit.key == probe.key and hit.score > 0.999
-        qa = store.stats("qa")
-        assert qa["points"] == 800 and qa["indexed_vectors"] == 800  # one build when the load ends
-        assert store.count("qa", "ns", where={"doc_id": "d1"}) == sum(
-            1 for seed in range(4) for p in _points(200, seed) if p.payload["doc_id"] == "d1"
+def _load(store: EdgeVectorStore, first_seed: int = 0) -> list[VectorPoint]:
+    """Eight upserts of 200 points (12.8 KB of vectors each)."""
+    store.ensure_collection("qa", 16)
+    points = [p for seed in range(first_seed, first_seed + 8) for p in _points(200, seed)]
+    for start in range(0, len(points), 200):
+        store.upsert("qa", "ns", points[start : start + 200])
+    return points
+
+
+def test_a_load_is_indexed_as_it_goes_in_segments_no_larger_than_the_bound(tmp_path) -> None:
+    """Tiny thresholds stand for the real ones: each upsert's points are indexed right after it,
+    and a segment past ``max_segment_kb`` is never merged again, where unbounded merges gather
+    everything into one ever larger segment (rebuilding its graph each time)."""
+    settings = {"indexing_threshold_kb": 1, "full_scan_threshold_kb": 1}
+    with EdgeVectorStore(tmp_path / "bounded", max_segment_kb=2, **settings) as bounded:
+        points = _load(bounded)
+        capped = bounded.stats("qa")
+        probe = points[1_234]
+        hit = bounded.search("qa", "ns", probe.vector, 1)[0]
+        assert hit.key == probe.key and hit.score > 0.999
+        assert bounded.count("qa", "ns", where={"doc_id": "d1"}) == sum(
+            1 for p in points if p.payload["doc_id"] == "d1"
         )
+    with EdgeVectorStore(tmp_path / "unbounded", max_segment_kb=None, **settings) as unbounded:
+        _load(unbounded)
+        merged = unbounded.stats("qa")
+    assert capped["points"] == merged["points"] == 1_600
+    assert capped["indexed_vectors"] == 1_600  # indexed while loading, nothing left for later
+    assert capped["segments"] >= 8 > 2 >= merged["segments"]  # one per upsert, none merged
 
 
-def test_a_failed_load_leaves_indexing_to_the_next_upsert(tmp_path) -> None:
-    with EdgeVectorStore(tmp_path / "q", indexing_threshold_kb=1, full_scan_threshold_kb=1) as store:
-        store.ensure_collection("qa", 16)
-        with pytest.raises(RuntimeError, match="part failed"), store.deferred_indexing(["qa"]):
-            store.upsert("qa", "ns", _points(300, 0))
-            raise RuntimeError("part failed")
-        assert store.stats("qa")["indexed_vectors"] == 0  # no optimize on the way out of a failure
-        store.upsert("qa", "ns", _points(10, 1))  # deferral is over: the next upsert optimizes again
-        assert store.stats("qa")["indexed_vectors"] == 310
+def test_the_segment_bound_applies_to_a_store_made_before_it(tmp_path) -> None:
+    """Optimizer settings are given each time a collection is opened, not frozen at its creation:
+    a store an older release made (merges unbounded) is bounded from its next open on."""
+    settings = {"indexing_threshold_kb": 1, "full_scan_threshold_kb": 1}
+    with EdgeVectorStore(tmp_path / "q", max_segment_kb=None, **settings) as old:
+        _load(old)
+        before = old.stats("qa")["segments"]
+    with EdgeVectorStore(tmp_path / "q", max_segment_kb=2, **settings) as new:
+        _load(new, first_seed=100)
+        after = new.stats("qa")
+    assert before <= 2 and after["points"] == 3_200
+    assert after["segments"] >= before + 8  # the new upserts' segments are no longer merged
 
 
-def test_nested_loads_index_when_the_outer_one_ends(tmp_path) -> None:
-    with EdgeVectorStore(tmp_path / "q", indexing_threshold_kb=1, full_scan_threshold_kb=1) as store:
-        store.ensure_collection("qa", 16)
-        with store.deferred_indexing(["qa"]):
-            with store.deferred_indexing(["qa", "qa"]):
-                store.upsert("qa", "ns", _points(300, 0))
-            assert store.stats("qa")["indexed_vectors"] == 0
-        assert store.stats("qa")["indexed_vectors"] == 300
-
-
-def test_deferred_indexing_names_a_bad_collection(tmp_path) -> None:
-    with EdgeVectorStore(tmp_path / "q") as store, pytest.raises(ValueError, match="collection"):
-        with store.deferred_indexing(["no such/name"]):
-            pass
-
-
-def test_ingest_indexes_its_bulk_collections_once_and_keeps_its_counts(
+def test_ingest_indexes_its_vectors_as_it_goes_and_keeps_its_counts(
     isolated_settings, namespace: str, tmp_path
 ) -> None:
     from engramdb.ingestion.stages.gists import FACT_COLLECTION
@@ -137,8 +133,8 @@ def test_ingest_indexes_its_bulk_collections_once_and_keeps_its_counts(
         report = memory.ingest(docs, progress=after_batch)
         assert report.ingested == 3 and report.failed == 0
         assert len(seen) == 3
-        # during the load: QA and fact vectors wait; entity vectors (searched while ingesting) do not
-        assert all(s[QA_COLLECTION] == 0 and s[FACT_COLLECTION] == 0 for s in seen)
+        # during the load every collection is indexed as it grows (no build left for the end)
+        assert all(s[QA_COLLECTION] > 0 and s[FACT_COLLECTION] > 0 for s in seen)
         assert seen[-1]["entities"] > 0
         stats = memory.stats()
         assert stats["qa_vectors"] == report.qa_pairs > 0

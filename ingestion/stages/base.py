@@ -96,9 +96,6 @@ class MemoryStage(ABC):
     name: ClassVar[str]
     version: ClassVar[str] = "1"
     collections: ClassVar[tuple[str, ...]] = ()
-    #: Of ``collections``, those the stage writes but never searches while it indexes: an ingest
-    #: loads them with indexing deferred to its end (``EdgeVectorStore.deferred_indexing``).
-    bulk_collections: ClassVar[tuple[str, ...]] = ()
     summary: ClassVar[str] = ""
     batch_size: ClassVar[int] = 256
 

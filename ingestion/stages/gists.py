@@ -427,7 +427,6 @@ class GistStage(MemoryStage):
     name = "gists"
     version = "2"  # 2: subject/object order also from "Who <verb phrase> ...?" questions
     collections = (GIST_COLLECTION, FACT_COLLECTION)
-    bulk_collections = (FACT_COLLECTION,)  # written only while indexing; retrieval searches them
     summary = "a gist per chunk and one embedded fact per verb phrase (for ask --strategy diffusion)"
 
     def __init__(self, context: StageContext) -> None:
