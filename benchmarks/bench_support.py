@@ -61,7 +61,7 @@ def peak_rss_mb() -> float:
 #: measured process does not run while native code (Qdrant's index build) holds the GIL, and the
 #: peak falls there.
 _SAMPLER = """
-import json, os, select, sys, time
+import json, select, sys
 pid, peak, anon_peak = int(sys.argv[1]), {"total": 0, "anon": 0, "file": 0}, 0
 def rss():
     try:
