@@ -115,7 +115,11 @@ class IngestReport:
     stage_failures: list[tuple[str, str, str]] = field(default_factory=list)  # (stage, chunk id, reason)
 
     def timed(self, stage: str, started: float) -> None:
-        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + time.perf_counter() - started
+        self.add_seconds(stage, time.perf_counter() - started)
+
+    def add_seconds(self, stage: str, seconds: float) -> None:
+        """Time spent on ``stage`` elsewhere (another thread), added to its total."""
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
 
     def add(self, rows: BatchRows) -> None:
         self.chunks += len(rows.chunks)
@@ -412,9 +416,7 @@ class Ingestor:
             )
             report.timed("embed", t0)
         # leaving the block waited for the write; an error in it is raised here
-        report.stage_seconds["graph_write"] = (
-            report.stage_seconds.get("graph_write", 0.0) + graph_write.result()[1]
-        )
+        report.add_seconds("graph_write", graph_write.result()[1])
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [

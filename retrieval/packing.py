@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from engramdb.ingestion.documents import split_sentences
+from engramdb.ingestion.stages.clusters import CLIP_MARK
 from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence, text_tokens
 from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.rerankers import content_words
@@ -49,8 +50,6 @@ REDUNDANT_SHARE = 0.9
 SHORTENABLE = frozenset({"passage", "gist", "cluster", "memory_point"})
 #: What stands between two kept sentences of a shortened passage that were not adjacent.
 ELISION = " … "
-#: How a cluster summary marks a member text it clipped.
-CLIPPED = "..."
 _SPACE = re.compile(r"\s+")
 
 
@@ -148,8 +147,8 @@ def _already_given(sentence: str, seen_text: Sequence[str]) -> bool:
     """Whether ``sentence`` is inside the chosen evidence; a sentence a summary clipped ("…with
     just 6 days with...") counts when the part it kept is."""
     flat = _flat(sentence)
-    if flat.endswith(CLIPPED):
-        flat = flat[: -len(CLIPPED)].rstrip()
+    if flat.endswith(CLIP_MARK):
+        flat = flat[: -len(CLIP_MARK)].rstrip()
     return bool(flat) and any(flat in t for t in seen_text)
 
 

@@ -657,12 +657,17 @@ def central_members(members: Sequence[str], vectors: Mapping[str, np.ndarray]) -
     return [m for m, _ in ranked] + sorted(m for m in members if m not in vectors)
 
 
+#: What ends a member text an offline summary (or a prompt) clipped; the packer reads it to know the
+#: clipped part of a summary repeats a passage it has already given (retrieval/packing.py).
+CLIP_MARK = "..."
+
+
 def lead_sentence(text: str, max_words: int = 45) -> str:
     """The first sentence of a text, clipped to ``max_words``."""
     text = " ".join(text.split())
     sentence = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
     words = sentence.split()
-    return " ".join(words[:max_words]) + (" ..." if len(words) > max_words else "")
+    return " ".join(words[:max_words]) + (f" {CLIP_MARK}" if len(words) > max_words else "")
 
 
 def extractive_summary(members: Sequence[MemberText], sentences: int) -> tuple[str, list[MemberText]]:
@@ -726,7 +731,7 @@ def _replica_rows(view: LevelView, node_ids: Sequence[str]) -> list[dict[str, An
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - len(CLIP_MARK)] + CLIP_MARK
 
 
 def _count(report: StageReport, key: str, value: int) -> None:
