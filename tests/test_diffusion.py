@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
+import numpy as np
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -26,7 +27,7 @@ from engramdb.ingestion.stages.gists import (
     read_gsw,
 )
 from engramdb.platform.interfaces.memory import Memory
-from engramdb.platform.storage import CHUNK_COLLECTION
+from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.diffusion.strategy import DiffusionStrategy, snapshot_cache
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
@@ -426,6 +427,42 @@ def test_deleting_a_document_removes_its_gists_facts_vectors_and_walk_nodes(memo
     memory.ingest(CORPUS[3:4])  # ingest is noticed too
     again = ask.ask("Where was Johnny Depp born?")
     assert again.details.snapshot["rebuilt"] and again.details.snapshot["chunks"] == 4
+
+
+def test_a_fact_vector_is_the_mean_of_its_qa_vectors_and_no_fact_text_is_embedded(memory: Memory) -> None:
+    """The ingest has just embedded every QA question; a fact restates its verb phrase's QA pairs,
+    so its vector is their normalised mean, and the stage runs nothing through the model. A fact
+    whose QA vectors are gone is embedded from its text."""
+    memory.ingest(CORPUS[:3])
+    embedded = memory.embedder.texts_embedded
+    report = GistStage(stage_context(memory)).index_namespace()
+    assert report.written["facts"] > 0 and memory.embedder.texts_embedded == embedded
+
+    rows = graph_rows(
+        memory,
+        "MATCH (v:VerbPhrase {namespace: $namespace})-[q:QA]->() RETURN v.id AS vp, collect(DISTINCT q.id) AS qas",
+    )
+    qas_of = {r["vp"]: r["qas"] for r in rows}
+    facts = memory.vectors.get_vectors(FACT_COLLECTION, memory.namespace, [f"fact:{vp}" for vp in qas_of])
+    assert len(facts) == report.written["facts"]
+    for key, vector in facts.items():
+        qa_vectors = memory.vectors.get_vectors(
+            QA_COLLECTION, memory.namespace, qas_of[key.removeprefix("fact:")]
+        )
+        mean = np.mean(list(qa_vectors.values()), axis=0)
+        assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-4)
+
+    chunks = [StageChunk.from_row(r) for r in graph_rows(
+        memory, "MATCH (c:Chunk {namespace: $namespace}) RETURN c.id AS id, c.doc_id AS doc_id, "
+        "coalesce(c.title, '') AS title, c.text AS text, c.position AS position ORDER BY id")]  # fmt: skip
+    memory.vectors.delete(QA_COLLECTION, memory.namespace, where={"chunk_id": [c.id for c in chunks]})
+    GistStage(stage_context(memory)).run(chunks)
+    texts = {h.key: h.payload["text"] for h in memory.vectors.search(
+        FACT_COLLECTION, memory.namespace, memory.embedder.embed_query("Tim Burton"), 50)}  # fmt: skip
+    again = memory.vectors.get_vectors(FACT_COLLECTION, memory.namespace, list(texts))
+    assert texts and memory.embedder.texts_embedded > embedded
+    for key, text in texts.items():
+        assert np.allclose(again[key], memory.embedder.embed_documents([text])[0], atol=1e-4)
 
 
 def test_reindexing_a_chunk_drops_the_gist_vector_an_older_store_wrote_for_it(memory: Memory) -> None:

@@ -11,7 +11,8 @@ What it writes, per chunk:
 * one fact per verb phrase of the chunk's GSW, in :data:`FACT_COLLECTION`
   keyed by ``fact:<verb phrase id>`` (stable as long as the chunk's GSW is),
   with ``doc_id``, ``chunk_id``, ``verb_phrase_id``, ``entity_ids`` and the
-  fact's text in the payload. Facts are not extracted a second time: a verb
+  fact's text in the payload. Its vector is the normalised mean of its QA pairs' question
+  vectors, which the ingest has already stored, so facts cost no model run (issue 28). Facts are not extracted a second time: a verb
   phrase with the entities taking part in it *is* a (subject, relation,
   object) fact, so only its text form is made here.
 
@@ -56,12 +57,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from engramdb.ingestion.extraction.cache import ExtractionCache, cache_key
 from engramdb.ingestion.stages.base import MemoryStage, StageChunk, StageContext, StageReport, register_stage
+from engramdb.platform.embedders import normalize_rows
 from engramdb.platform.llm import message_text, model_name, parse_json_reply
+from engramdb.platform.storage import QA_COLLECTION
 from engramdb.platform.vectors import VectorPoint
 
 #: Gist vectors that stores written before gists went unembedded still hold (one per chunk, keyed
@@ -107,6 +111,8 @@ class QARef:
     question: str
     question_entity_ids: tuple[str, ...]
     answer_id: str
+    #: The QA pair's id, which keys its vector in the ``qa`` collection ("" when not known).
+    qa_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -414,7 +420,8 @@ def read_gsw(rows: Sequence[dict[str, Any]]) -> dict[str, ChunkGSW]:
                                                   _natural_key(names.get(q["answer_id"], "")), q["answer_id"]))  # fmt: skip
             vps.append(VerbPhraseGSW(
                 v["id"], v["text"] or "", tuple(sorted(v["entity_ids"])),
-                tuple(QARef(q["question"] or "", tuple(q["question_entity_ids"] or ()), q["answer_id"]) for q in qas),
+                tuple(QARef(q["question"] or "", tuple(q["question_entity_ids"] or ()), q["answer_id"], q.get("id") or "")
+                      for q in qas),
             ))  # fmt: skip
         out[row["chunk_id"]] = ChunkGSW(row["chunk_id"], row["doc_id"], mentions, tuple(vps))
     return out
@@ -493,7 +500,7 @@ class GistStage(MemoryStage):
         ns = ctx.namespace
         embedder = ctx.embedder
         all_facts = [(c, f) for c in chunks for f in facts[c.id]]
-        fact_vectors = embedder.embed_documents([f.text for _, f in all_facts]) if all_facts else []
+        fact_vectors = self._fact_vectors(all_facts, gsws)
         chunk_ids = [c.id for c in chunks]
         # verb phrases a re-extraction dropped must not leave facts behind, nor an older store's
         # gist vector a gist that has changed
@@ -512,6 +519,40 @@ class GistStage(MemoryStage):
             for c in chunks
         ]  # fmt: skip
         ctx.graph.write("gists/upsert_gists", rows=rows)
+
+    def _fact_vectors(
+        self, facts: Sequence[tuple[StageChunk, Fact]], gsws: dict[str, ChunkGSW]
+    ) -> np.ndarray:
+        """A fact's vector is the normalised mean of its QA pairs' question vectors, already stored.
+
+        Why not embed the fact's text: its QA pairs ask about the same verb phrase and entities
+        from each side ("Who published X?", "What is published by Y?"), so their mean points where
+        the sentence "X is published by Y." does, and the ingest has just embedded them. Embedding
+        the facts again was a sixth of the texts a default ingest ran through the model (issue 28).
+        A fact whose QA vectors are not stored (none found: a store written by another path) is
+        embedded from its text, as before.
+        """
+        ctx = self.context
+        out = np.zeros((len(facts), ctx.embedder.dim), dtype=np.float32)
+        if not facts:
+            return out
+        qa_ids: list[list[str]] = []
+        for chunk, fact in facts:
+            vp = next(v for v in gsws[chunk.id].verb_phrases if v.id == fact.verb_phrase_id)
+            qa_ids.append(sorted({q.qa_id for q in vp.qas if q.qa_id}))
+        stored = ctx.vectors.get_vectors(
+            QA_COLLECTION, ctx.namespace, sorted({k for ids in qa_ids for k in ids})
+        )
+        missing = []
+        for i, ids in enumerate(qa_ids):
+            found = [stored[k] for k in ids if k in stored]
+            if found:
+                out[i] = np.mean(np.asarray(found, dtype=np.float32), axis=0)
+            else:
+                missing.append(i)
+        if missing:
+            out[missing] = ctx.embedder.embed_documents([facts[i][1].text for i in missing])
+        return normalize_rows(out)
 
     def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
         ctx = self.context
