@@ -12,9 +12,9 @@ What it writes, per chunk:
   keyed by ``fact:<verb phrase id>`` (stable as long as the chunk's GSW is),
   with ``doc_id``, ``chunk_id``, ``verb_phrase_id``, ``entity_ids`` and the
   fact's text in the payload. Its vector is the normalised mean of its QA pairs' question
-  vectors, which the ingest has already stored, so facts cost no model run (issue 28). Facts are not extracted a second time: a verb
-  phrase with the entities taking part in it *is* a (subject, relation,
-  object) fact, so only its text form is made here.
+  vectors, which the ingest has already stored, so facts cost no model run (issue 28). Facts
+  are not extracted a second time: a verb phrase with the entities taking part in it *is* a
+  (subject, relation, object) fact, so only its text form is made here.
 
 Fact text. The graph keeps the verb phrase (``is published by``), its
 entities (``ROLE_IN``) and its QA pairs, but not which entity is the subject.
@@ -536,10 +536,11 @@ class GistStage(MemoryStage):
         out = np.zeros((len(facts), ctx.embedder.dim), dtype=np.float32)
         if not facts:
             return out
-        qa_ids: list[list[str]] = []
-        for chunk, fact in facts:
-            vp = next(v for v in gsws[chunk.id].verb_phrases if v.id == fact.verb_phrase_id)
-            qa_ids.append(sorted({q.qa_id for q in vp.qas if q.qa_id}))
+        verb_phrases = {(c, v.id): v for c, gsw in gsws.items() for v in gsw.verb_phrases}
+        qa_ids = [
+            sorted({q.qa_id for q in verb_phrases[chunk.id, fact.verb_phrase_id].qas if q.qa_id})
+            for chunk, fact in facts
+        ]
         stored = ctx.vectors.get_vectors(
             QA_COLLECTION, ctx.namespace, sorted({k for ids in qa_ids for k in ids})
         )
