@@ -455,16 +455,7 @@ class EdgeVectorStore:
     # -- opening ---------------------------------------------------------
     def _config(self, dim: int) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            # Cold: the float vectors stay in their files and only the pages a search rescores are
-            # read, as searches walk the int8 copies kept in RAM. Cached (qdrant-edge's default)
-            # maps every indexed segment's vectors into memory: 150k QA-like points held 419 MB
-            # against 201 MB (peak 493 against 295 MB). Without the int8 copies searches walk the
-            # float vectors themselves, which stay cached.
-            vectors=qe.EdgeVectorParams(
-                size=dim,
-                distance=qe.Distance.Cosine,
-                memory=qe.Memory.Cold if self.quantized else qe.Memory.Cached,
-            ),
+            vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine),
             hnsw_config=qe.HnswIndexConfig(
                 m=_HNSW_M,
                 ef_construct=_HNSW_EF_CONSTRUCT,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 
 import numpy as np
 import pytest
@@ -101,52 +100,6 @@ def test_the_segment_bound_applies_to_a_store_made_before_it(tmp_path) -> None:
         after = new.stats("qa")
     assert before <= 2 and after["points"] == 3_200
     assert after["segments"] >= before + 8  # the new upserts' segments are no longer merged
-
-
-def _resident_vector_files_kb(root) -> tuple[int, int]:
-    """Resident and mapped KB of the indexed segments' float-vector files under ``root``."""
-    resident = size = 0
-    inside = False
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            first = line.split()[0]
-            if "-" in first and ":" not in first:  # a mapping's header line
-                inside = str(root) in line and line.rstrip().endswith("vector_storage/matrix.dat")
-            elif inside and first == "Size:":
-                size += int(line.split()[1])
-            elif inside and first == "Rss:":
-                resident += int(line.split()[1])
-    return resident, size
-
-
-def _load_and_search_384(root, quantized: bool) -> int:
-    """Resident KB of a 384-d store's float-vector files after a load of 8,000 points and a search."""
-    rng = np.random.default_rng(7)
-    centres = rng.normal(size=(50, 384))
-    with EdgeVectorStore(
-        root, indexing_threshold_kb=3_000, full_scan_threshold_kb=1, quantized=quantized
-    ) as store:
-        store.ensure_collection("qa", 384)
-        for start in range(0, 8_000, 1_000):
-            vectors = centres[rng.integers(0, 50, 1_000)] + 0.3 * rng.normal(size=(1_000, 384))
-            store.upsert(
-                "qa", "ns", [VectorPoint(f"k{start + i}", v, {"doc_id": "d"}) for i, v in enumerate(vectors)]
-            )
-        hits = store.search("qa", "ns", centres[3] + 0.3 * rng.normal(size=384), 10)
-        assert len(hits) == 10 and store.stats("qa")["indexed_vectors"] == 8_000
-        resident, size = _resident_vector_files_kb(root)
-    assert size >= 8_000 * 384 * 4 // 1024  # every float vector is in an indexed segment's file
-    return resident
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads /proc/self/smaps (Linux)")
-def test_float_vectors_stay_in_their_files_when_searches_walk_int8_copies(tmp_path) -> None:
-    """With int8 copies in RAM, indexed segments' float vectors are not mapped into memory up front,
-    only read where a build or a search needs them; without the copies they stay cached (the
-    qdrant-edge default, which held 419 MB for 150k points where the cold files held 201 MB)."""
-    cold = _load_and_search_384(tmp_path / "int8", quantized=True)
-    cached = _load_and_search_384(tmp_path / "float", quantized=False)
-    assert cold * 2 < cached
 
 
 def test_ingest_indexes_its_vectors_as_it_goes_and_keeps_its_counts(
