@@ -1,5 +1,6 @@
 """Ingest speed without changing memory (issue 28): each distinct text runs through the
-model once, and bulk-loaded vector collections are indexed once, at the end of an ingest."""
+model once, long texts run a few at a time (bounded memory), and vector collections are indexed as
+they grow, in bounded segments."""
 
 from __future__ import annotations
 
@@ -158,7 +159,7 @@ def test_a_token_budget_per_run_leaves_vectors_unchanged(offline: OfflineEmbedde
     np.testing.assert_array_equal(small.embed_documents(texts), offline.embed_documents(texts))
 
 
-def test_long_texts_run_a_few_at_a_time_and_short_ones_32_at_a_time() -> None:
+def test_long_texts_run_a_few_at_a_time_and_short_ones_32_at_a_time(offline: OfflineEmbedder) -> None:
     """Attention memory grows with the square of a text's length, and ONNX Runtime keeps the largest
     run's buffers: long passages run two at a time (at most 512 padded tokens), questions 32."""
     embedder = OfflineEmbedder(document_cache_size=0).load()
