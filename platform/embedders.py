@@ -317,9 +317,9 @@ class OfflineEmbedder:
         self.batch_size = batch_size
         #: Padded tokens per model run at most (a batch of long texts is smaller): ONNX Runtime's
         #: arena keeps the largest run's buffers, and attention grows with the square of the length
-        #: (32 texts of 256 tokens held 1.3 GB, 8 of them 0.29 GB, 2 of them 0.04 GB). Short texts
-        #: still run 32 at a time up to 16 tokens; below that size the model is no faster per token
-        #: (245 passages of 256 tokens and 24,496 questions: 46 s at 512 against 48 s at 2,048).
+        #: (32 texts of 256 tokens held 1.3 GB, 8 of them 0.29 GB, 2 of them 0.04 GB). Texts of up to
+        #: 16 tokens still run 32 at a time, and smaller runs cost no speed here (245 passages of 256
+        #: tokens and 24,496 questions: 46 s at 512 tokens per run against 48 s at 2,048).
         self.batch_tokens = batch_tokens
         self.max_length = max_length
         self.threads = threads or min(2, os.cpu_count() or 1)

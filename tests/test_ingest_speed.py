@@ -159,11 +159,13 @@ def test_a_token_budget_per_run_leaves_vectors_unchanged(offline: OfflineEmbedde
     np.testing.assert_array_equal(small.embed_documents(texts), offline.embed_documents(texts))
 
 
-def test_long_texts_run_a_few_at_a_time_and_short_ones_32_at_a_time(offline: OfflineEmbedder) -> None:
+def test_long_texts_run_a_few_at_a_time_and_short_ones_32_at_a_time(
+    offline: OfflineEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Attention memory grows with the square of a text's length, and ONNX Runtime keeps the largest
     run's buffers: long passages run two at a time (at most 512 padded tokens), questions 32."""
     embedder = OfflineEmbedder(document_cache_size=0).load()
-    model = embedder._get_model()
+    model = embedder._get_model()  # this embedder's own session, not the fixture's
     shapes: list[tuple[int, int]] = []
     run = model.run
 
@@ -171,15 +173,12 @@ def test_long_texts_run_a_few_at_a_time_and_short_ones_32_at_a_time(offline: Off
         shapes.append((len(ids), max(len(row) for row in ids)))
         return run(ids)
 
-    model.run = recording  # type: ignore[method-assign]
-    try:
-        passages = [
-            f"Passage {i}: " + "Teutberga was a queen of Lotharingia by marriage. " * 30 for i in range(6)
-        ]
-        questions = [f"Who married queen number {i} of Lotharingia?" for i in range(64)]
-        embedder.embed_documents(passages + questions)
-    finally:
-        del model.run
+    monkeypatch.setattr(model, "run", recording)
+    passages = [
+        f"Passage {i}: " + "Teutberga was a queen of Lotharingia by marriage. " * 30 for i in range(6)
+    ]
+    questions = [f"Who married queen number {i} of Lotharingia?" for i in range(64)]
+    embedder.embed_documents(passages + questions)
     long_runs = [(n, length) for n, length in shapes if length > 100]
     assert long_runs and all(n * length <= 512 for n, length in long_runs)
     assert sum(n for n, _ in long_runs) == 6
