@@ -33,8 +33,9 @@ from typing import Any
 
 from engramdb.ingestion.claims import DEFAULT_LEASE_SECONDS, DocumentClaims
 from engramdb.ingestion.documents import Chunk, Document
+from engramdb.ingestion.extraction.ahead import ExtractionAhead, may_speculate
 from engramdb.ingestion.extraction.cache import ExtractionCache
-from engramdb.ingestion.extraction.extractors import ChunkJob, Extractor
+from engramdb.ingestion.extraction.extractors import ChunkJob, Extraction, Extractor
 from engramdb.ingestion.extraction.offline import ChunkText
 from engramdb.ingestion.identity import FileIdentity, StoredDocument, resolve
 from engramdb.ingestion.loaders import FileProblem
@@ -151,6 +152,11 @@ def _stored(row: dict[str, Any]) -> StoredDocument:
     return StoredDocument(row["id"], row.get("path"), row.get("source") or "", row.get("content_hash"))
 
 
+def _jobs(part: Sequence[tuple[Document, Chunk]]) -> list[ChunkJob]:
+    """What the extractor is given for a part: the document's title is its topic entity."""
+    return [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in part]
+
+
 def _title(doc: Document, chunk: Chunk) -> str:
     """A passage's title: ``document › section`` for a document with sections, else the document's."""
     return chunk.title or doc.title
@@ -223,14 +229,15 @@ class Ingestor:
             todo.append(doc)
         holders = {known[d.id]["claimed_by"] for d in todo if known.get(d.id, {}).get("claimed_by")}
         written: set[str] = set()
-        waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part)
-        pause = CLAIM_POLL_SECONDS
-        while waiting:  # documents another writer is ingesting right now: theirs to finish
-            if progress:
-                progress(0)  # a stopping server interrupts the wait here
-            time.sleep(pause)
-            pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
-            waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part)
+        with ExtractionAhead(self.extractor) as ahead:
+            waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part, ahead)
+            pause = CLAIM_POLL_SECONDS
+            while waiting:  # documents another writer is ingesting right now: theirs to finish
+                if progress:
+                    progress(0)  # a stopping server interrupts the wait here
+                time.sleep(pause)
+                pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
+                waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part, ahead)
         if report.ingested_elsewhere:
             report.notes.append(f"{report.ingested_elsewhere} document(s) were ingested by another writer "
                                 "at the same time; this ingest waited for them")  # fmt: skip
@@ -245,11 +252,14 @@ class Ingestor:
         report: IngestReport,
         progress: ProgressCallback | None,
         on_part: PartCallback | None,
+        ahead: ExtractionAhead,
     ) -> list[Document]:
         """Claim and ingest ``documents`` batch by batch; returns those another live writer holds.
 
         ``holders`` collects the writers seen holding claims, so a later round can take over
-        the ones that have since died (ingestion/claims.py); ``written`` the ids this ingest wrote."""
+        the ones that have since died (ingestion/claims.py); ``written`` the ids this ingest wrote.
+        ``ahead`` extracts the next part while a part is written, across batches too when the
+        extractor allows work on documents not yet claimed (ingestion/extraction/ahead.py)."""
         busy: list[Document] = []
         for start in range(0, len(documents), self.batch_size):
             claim = self.claims.claim(documents[start : start + self.batch_size], holders)
@@ -267,7 +277,8 @@ class Ingestor:
                         self._delete_memory(doc.id, keep_document=True)
                     prior_hash = claim.prior_hashes.get(doc.id)
                     report.replaced += bool(prior_hash) and prior_hash != doc.content_hash
-                self._ingest_batch(claim.claimed, report, on_part)
+                upcoming = documents[start + self.batch_size : start + 2 * self.batch_size]
+                self._ingest_batch(claim.claimed, report, on_part, ahead, upcoming)
                 written.update(d.id for d in claim.claimed)
             except BaseException:
                 self.claims.release([d.id for d in claim.claimed])  # left pending: anyone may resume them
@@ -336,9 +347,17 @@ class Ingestor:
         ])  # fmt: skip
 
     def _ingest_batch(
-        self, batch: Sequence[Document], report: IngestReport, on_part: PartCallback | None
+        self,
+        batch: Sequence[Document],
+        report: IngestReport,
+        on_part: PartCallback | None,
+        ahead: ExtractionAhead,
+        upcoming: Sequence[Document] = (),
     ) -> None:
-        """Documents first (pending), then their chunks part by part, then each document's status."""
+        """Documents first (pending), then their chunks part by part, then each document's status.
+
+        While a part is written, ``ahead`` extracts the next one: the batch's own, or after the
+        last the first part of the ``upcoming`` documents (the next batch, not yet claimed)."""
         t0 = time.perf_counter()
         write_documents(self.graph, batch)
         report.timed("graph_write", t0)
@@ -348,7 +367,12 @@ class Ingestor:
         try:
             for start in range(0, len(chunks), self.chunks_per_part):
                 part = chunks[start : start + self.chunks_per_part]
-                self._ingest_part(batch, part, report, tallies, seen_entities)
+                extractions = self._take_extractions(ahead, part, report)
+                following = chunks[start + self.chunks_per_part : start + 2 * self.chunks_per_part]
+                if not following and may_speculate(self.extractor):
+                    following = self._first_part(upcoming)
+                ahead.start(_jobs(following))
+                self._ingest_part(batch, part, extractions, report, tallies, seen_entities)
                 if start + self.chunks_per_part < len(chunks):  # the last part's status releases them
                     self.claims.renew([doc.id for doc in batch])
                 if on_part:
@@ -374,26 +398,42 @@ class Ingestor:
         self.graph.write("writers/set_document_status", rows=statuses)
         report.timed("status", t0)
 
+    def _first_part(self, documents: Sequence[Document]) -> list[tuple[Document, Chunk]]:
+        """The chunks the first part of a batch of ``documents`` would hold."""
+        chunks: list[tuple[Document, Chunk]] = []
+        for doc in documents:
+            chunks += [(doc, chunk) for chunk in doc.chunks()[: self.chunks_per_part - len(chunks)]]
+            if len(chunks) == self.chunks_per_part:
+                break
+        return chunks
+
+    def _take_extractions(
+        self, ahead: ExtractionAhead, part: Sequence[tuple[Document, Chunk]], report: IngestReport
+    ) -> list[Extraction]:
+        """The part's extractions from ``ahead``; ``extract`` is the extractor's own time, wherever it
+        ran, and ``extract_wait`` how long this thread waited for it."""
+        ran, waited = ahead.extract_seconds, ahead.wait_seconds
+        extractions = ahead.take(_jobs(part))
+        report.add_seconds("extract", ahead.extract_seconds - ran)
+        report.add_seconds("extract_wait", ahead.wait_seconds - waited)
+        return extractions
+
     def _ingest_part(
         self,
         batch: Sequence[Document],
         part: Sequence[tuple[Document, Chunk]],
+        extractions: Sequence[Extraction],
         report: IngestReport,
         tallies: dict[str, _DocTally],
         seen_entities: set[str],
     ) -> None:
-        """Extract, reconcile, write (one transaction) and embed one bounded slice of chunks."""
-        t0 = time.perf_counter()
-        # the extractor reads the document's title as its topic entity; passages carry their section too
-        jobs = [ChunkJob(ChunkText(chunk.text, doc.title or None), doc.id) for doc, chunk in part]
-        extractions = self.extractor.extract_jobs(jobs)
+        """Reconcile, write (one transaction) and embed one bounded slice of extracted chunks."""
         results = [
             ChunkResult(chunk, x.gsw, x.error) for (_, chunk), x in zip(part, extractions, strict=True)
         ]
         for x in extractions:
             report.input_tokens += x.input_tokens
             report.output_tokens += x.output_tokens
-        report.timed("extract", t0)
         t0 = time.perf_counter()
         rows = build_rows(batch, results, self.resolver, seen_entities=seen_entities, with_documents=False)
         report.timed("reconcile", t0)

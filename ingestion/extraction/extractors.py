@@ -67,6 +67,10 @@ class Extractor(Protocol):
 class OfflineGSWExtractor:
     """The spaCy rules as an :class:`Extractor` (deterministic, never fails on text)."""
 
+    #: Extracting writes nothing and costs nothing but CPU, so the pipeline may extract documents
+    #: it has not claimed yet (ingestion/extraction/ahead.py).
+    side_effect_free = True
+
     def __init__(self, rules: OfflineExtractor | None = None) -> None:
         self.rules = rules or OfflineExtractor()
         self.name = f"{self.rules.name}-{self.rules.version}"
