@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,12 @@ class Settings(BaseSettings):
     neo4j_http_port: int = Field(7474, ge=1, le=65535)
     neo4j_heap: str = Field("1g", pattern=r"^\d+[mMgG]$")
     neo4j_pagecache: str = Field("512m", pattern=r"^\d+[mMgG]$")
+    neo4j_jvm_options: str = Field(
+        "-XX:TieredStopAtLevel=1",
+        description="Extra JVM options of the local Neo4j, split like a shell line. The default compiles "
+        "with the JIT's quick tier only: the optimising tier spent as much CPU as the queries themselves "
+        "on a two-core machine (benchmarks/bench_ingest.py --travel); '' restores the JVM's own.",
+    )
     neo4j_start_timeout: float = Field(180.0, gt=0)
     neo4j_lib_dir: Path | None = Field(
         None,
@@ -175,6 +182,18 @@ class Settings(BaseSettings):
     @classmethod
     def _check_namespace(cls, value: str) -> str:
         return validate_namespace(value)
+
+    @field_validator("neo4j_jvm_options")
+    @classmethod
+    def _check_jvm_options(cls, value: str) -> str:
+        try:
+            options = shlex.split(value)
+        except ValueError as exc:  # an unbalanced quote: say so now, not as a server that will not start
+            raise ValueError(f"neo4j_jvm_options {value!r} cannot be split into options: {exc}") from None
+        stray = [o for o in options if not o.startswith("-")]
+        if stray:
+            raise ValueError(f"neo4j_jvm_options must be JVM options starting with '-'; not {stray}")
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -320,6 +321,7 @@ class LocalNeo4j:
         self._private_auth_files()
         cmd = [
             java, f"-Xmx{self.settings.neo4j_heap}", *ADD_OPENS, "-XX:+UseG1GC", "-Dfile.encoding=UTF-8",
+            *shlex.split(self.settings.neo4j_jvm_options),
             "-cp", f"{self.plugins_dir}/*:{self.conf_dir}/*:{self.lib}/*", ENTRY_POINT,
             f"--home-dir={self.home}", f"--config-dir={self.conf_dir}", "--console-mode",
         ]  # fmt: skip

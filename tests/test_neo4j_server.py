@@ -254,3 +254,29 @@ def test_concurrent_installs_fetch_the_jars_once_into_the_shared_cache(tmp_path:
     assert sum((h / "neo4j" / "logs" / "install.log").is_file() for h in homes) == 1  # Maven ran once
     assert sorted(p.name for p in lib.parent.iterdir()) == [".lib.install.lock", "lib"]  # no staging left
     assert (lib / "neo4j-server-5.26.30.jar").is_file() and not list(lib.glob("*.xml"))
+
+
+def test_the_jvm_options_setting_reaches_the_server(neo4j_server: LocalNeo4j) -> None:
+    cmdline = Path(f"/proc/{neo4j_server.pid()}/cmdline").read_bytes().split(b"\0")
+    assert b"-XX:TieredStopAtLevel=1" in cmdline  # the default: the JIT's quick tier only
+
+
+def test_a_jvm_option_the_jvm_refuses_fails_start_with_its_words(tmp_path: Path, settings: Settings) -> None:
+    ports = []
+    for _ in range(2):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    wrong = settings.model_copy(update={
+        "home": tmp_path, "neo4j_bolt_port": ports[0], "neo4j_http_port": ports[1],
+        "neo4j_jvm_options": "-XX:+NoSuchEngramdbOption",
+    })  # fmt: skip
+    with pytest.raises(Neo4jServerError) as info:
+        LocalNeo4j(wrong).start()
+    assert "exited during start-up" in str(info.value) and "NoSuchEngramdbOption" in str(info.value)
+
+
+@pytest.mark.parametrize("options", ["-XX:Foo='unclosed", "TieredStopAtLevel=1"])
+def test_jvm_options_that_are_not_options_are_refused_when_read(options: str) -> None:
+    with pytest.raises(ValueError, match="neo4j_jvm_options"):
+        Settings(neo4j_jvm_options=options)
