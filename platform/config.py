@@ -90,10 +90,10 @@ class Settings(BaseSettings):
     neo4j_heap: str = Field("1g", pattern=r"^\d+[mMgG]$")
     neo4j_pagecache: str = Field("512m", pattern=r"^\d+[mMgG]$")
     neo4j_jvm_options: str = Field(
-        "-XX:TieredStopAtLevel=1",
-        description="Extra JVM options of the local Neo4j, split like a shell line. The default compiles "
-        "with the JIT's quick tier only: the optimising tier spent as much CPU as the queries themselves "
-        "on a two-core machine (benchmarks/bench_ingest.py --travel); '' restores the JVM's own.",
+        "",
+        description="Extra JVM options of the local Neo4j, split like a shell line (e.g. "
+        "'-XX:TieredStopAtLevel=1': the JIT's quick tier only, less CPU for short ingests on few cores, "
+        "slower large transactions; README, 'Measured here').",
     )
     neo4j_start_timeout: float = Field(180.0, gt=0)
     neo4j_lib_dir: Path | None = Field(

@@ -256,11 +256,6 @@ def test_concurrent_installs_fetch_the_jars_once_into_the_shared_cache(tmp_path:
     assert (lib / "neo4j-server-5.26.30.jar").is_file() and not list(lib.glob("*.xml"))
 
 
-def test_the_jvm_options_setting_reaches_the_server(neo4j_server: LocalNeo4j) -> None:
-    cmdline = Path(f"/proc/{neo4j_server.pid()}/cmdline").read_bytes().split(b"\0")
-    assert b"-XX:TieredStopAtLevel=1" in cmdline  # the default: the JIT's quick tier only
-
-
 def test_a_jvm_option_the_jvm_refuses_fails_start_with_its_words(tmp_path: Path, settings: Settings) -> None:
     ports = []
     for _ in range(2):
