@@ -5,7 +5,8 @@ chunks in *parts* of at most ``chunks_per_part`` chunks: each part is
 extracted, reconciled, written to the graph in one bounded transaction and
 embedded before the next part starts, so neither Neo4j's transaction memory
 nor this process's memory grows with the length of a document (a novel is
-many parts; a batch of short passages is usually one).
+many parts; a batch of short passages is usually one). The next part is
+extracted on a worker thread meanwhile (``ingestion/extraction/ahead.py``).
 
 Per-document status makes ingestion resumable: a batch's Document nodes are
 written first as ``pending``; only when every part holding their chunks is in
