@@ -91,5 +91,5 @@ class ExtractionAhead:
             return
         try:
             future.result()
-        except Exception:  # noqa: S110 - a dropped part's failure is not this ingest's: its jobs are redone or not ours
+        except Exception:  # a dropped part's failure is not this ingest's: its jobs are redone or not ours
             pass
