@@ -20,6 +20,7 @@ the session started it.
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
@@ -214,6 +215,18 @@ def memory(isolated_settings: Settings, namespace: str):
     mem = Memory(namespace=namespace, settings=isolated_settings)
     yield mem
     mem.close()
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct local ports nothing listens on (all bound at once, then released)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 # --------------------------------------------------------------------------- benchmark data

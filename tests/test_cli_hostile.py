@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -31,7 +30,7 @@ from engramdb.platform.interfaces.analyst import QueryTimedOut
 from engramdb.platform.interfaces.cli import EXIT_CLOSED_PIPE, main, show_sdk_notices
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.text_safety import require_unicode, visible
-from tests.conftest import cli_environment, private_settings
+from tests.conftest import cli_environment, free_ports, private_settings
 
 ENGRAMDB = Path(sys.executable).with_name("engramdb")
 TITLE_ESCAPE = "\x1b]0;pwned\x07"  # sets the terminal's title to "pwned"
@@ -307,18 +306,6 @@ def test_sdk_notices_print_one_line_each(capsys: pytest.CaptureFixture[str]) -> 
         f"note: started the local Neo4j at {uri}; it keeps running until `engramdb neo4j stop`",
         "warning: could not store the calibration: [bold]disk full\\x1b[0m",
     ]
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct local ports nothing listens on (all bound at once, then released)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def test_the_cli_announces_the_neo4j_it_starts(tmp_path: Path, settings) -> None:

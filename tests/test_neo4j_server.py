@@ -13,6 +13,7 @@ from neo4j import GraphDatabase
 from engramdb.platform.config import Settings
 from engramdb.platform.errors import Neo4jServerError
 from engramdb.platform.neo4j_server import LocalNeo4j, java_major_version
+from tests.conftest import free_ports
 
 
 def test_browser_served_and_bolt_answers_with_stored_password(neo4j_server: LocalNeo4j) -> None:
@@ -257,11 +258,7 @@ def test_concurrent_installs_fetch_the_jars_once_into_the_shared_cache(tmp_path:
 
 
 def test_a_jvm_option_the_jvm_refuses_fails_start_with_its_words(tmp_path: Path, settings: Settings) -> None:
-    ports = []
-    for _ in range(2):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            ports.append(sock.getsockname()[1])
+    ports = free_ports(2)
     wrong = settings.model_copy(update={
         "home": tmp_path, "neo4j_bolt_port": ports[0], "neo4j_http_port": ports[1],
         "neo4j_jvm_options": "-XX:+NoSuchEngramdbOption",
