@@ -535,3 +535,135 @@ def test_a_capitalised_office_is_described_not_named(extractor: OfflineExtractor
     )
     assert qas["Who is the current Representative of Ohio's 9th district?"] == {"Ada Brenner"}
     assert qas["What is Ada Brenner the current Representative of?"] == {"Ohio's 9th district"}
+
+
+def test_a_numbered_district_of_a_place_is_a_place(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Adam Reed represented Ohio's 3rd congressional district from 1901 to 1905.", "Adam Reed"
+            )
+        )
+    )
+    assert qas["Who represented Ohio's 3rd congressional district?"] == {"Adam Reed"}
+    assert qas["What did Adam Reed represent?"] == {"Ohio's 3rd congressional district"}
+    assert qas["Where is Ohio's 3rd congressional district located?"] == {"Ohio"}
+    assert qas["What place is located in Ohio?"] == {"Ohio's 3rd congressional district"}
+    # the "of" form is named as written
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Adam Reed represented the 1st congressional district of Tennessee.", "Adam Reed")
+        )
+    )
+    assert "1st congressional district of Tennessee" in qas["What did Adam Reed represent?"]
+    assert qas["Where is 1st congressional district of Tennessee located?"] == {"Tennessee"}
+
+
+def test_a_superlative_is_no_numbered_district(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(ChunkText("Adam Reed was born in Ohio's largest city.", "Adam Reed"))
+    assert not any("city" in e.name for e in gsw.entities)
+
+
+def test_successive_in_phrases_nest_their_places(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Red Creek is a river located in central Nevada in the United States.", "Red Creek")
+        )
+    )
+    assert qas["Where is Nevada located?"] == {"United States"}
+    assert "Nevada" in qas["What place is located in United States?"]
+    assert qas["Where is Red Creek located?"] == {"Nevada", "United States"}
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Brookfield is a town in Kent County, in northern Kansas, United States.", "Brookfield")
+        )
+    )
+    assert qas["Where is Kent County located?"] == {"Kansas", "United States"}
+    assert "Kent County" in qas["What place is located in Kansas?"]
+
+
+def test_a_site_in_a_later_in_phrase_nests_nothing(extractor: OfflineExtractor) -> None:
+    qas = qa_map(
+        extractor.extract(ChunkText("The final was played in London in Wembley Stadium.", "Cup final"))
+    )
+    assert "Where is London located?" not in qas
+    assert not any(a == {"London"} and "Wembley Stadium" in q for q, a in qas.items())
+
+
+def test_a_body_named_after_a_place_is_one_organisation(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText(
+            "Adam Reed served in the United States House of Representatives from 1901 to 1905.", "Adam Reed"
+        )
+    )
+    qas = qa_map(gsw)
+    assert qas["What did Adam Reed serve in?"] == {"United States House of Representatives"}
+    assert qas["Who served in United States House of Representatives?"] == {"Adam Reed"}
+    assert {e.name: e.type for e in gsw.entities}["United States House of Representatives"] == "ORG"
+    # a place the NER named in full stays a place
+    gsw = extractor.extract(ChunkText("Adam Reed moved to New York City in 1901.", "Adam Reed"))
+    assert {e.name: e.type for e in gsw.entities}["New York City"] == "PLACE"
+
+
+def test_one_name_before_a_plural_place_head_keeps_its_plural(extractor: OfflineExtractor) -> None:
+    names = {
+        e.name
+        for e in extractor.extract(
+            ChunkText("Paea lies in the administrative subdivision of the Windward Islands.", "Paea")
+        ).entities
+    }
+    assert "Windward Islands" in names and "Windward Island" not in names
+    # two listed names share the head, each named with it
+    names = {
+        e.name
+        for e in extractor.extract(
+            ChunkText("The Haw River flows through Guilford and Rockingham Counties.", "Haw River")
+        ).entities
+    }
+    assert {"Guilford County", "Rockingham County"} <= names
+
+
+def test_a_measure_stated_through_an_attribute_noun(extractor: OfflineExtractor) -> None:
+    # a bare number after a measure noun is the attribute's value, asked in both directions
+    text = "Brindle Falls is a village in Vermont. The population was 3,817 at the 2010 census."
+    qas = qa_map(extractor.extract(ChunkText(text, "Brindle Falls")))
+    assert qas["What was the population of Brindle Falls?"] == {"3,817"}
+    assert qas["What was 3,817 the population of?"] == {"Brindle Falls"}
+    assert qas["When was the population of Brindle Falls 3,817?"] == {"2010 census"}
+    # a record: the amount with its unit, the place and the date each name the others
+    text = "The highest recorded temperature is 114 °F (46 °C) at Millbrook on July 14, 1936."
+    gsw = extractor.extract(ChunkText(text, "Harlow County"))
+    qas = qa_map(gsw)
+    amount = next(e for e in gsw.entities if e.name == "114 °F")
+    assert amount.type == "NUMBER" and "114 °F (46 °C)" in amount.aliases  # with its conversion, as a model
+    assert qas["What is the highest recorded temperature of Harlow County?"] == {"114 °F"}
+    assert qas["What is 114 °F the highest recorded temperature of?"] == {"Harlow County"}
+    assert qas["When is the highest recorded temperature of Harlow County 114 °F at Millbrook?"] == {
+        "July 14, 1936"
+    }
+    question = "What is the highest recorded temperature of Harlow County 114 °F on July 14, 1936?"
+    assert qas[question] == {"Millbrook"}
+    assert _named(gsw, question) == {"Harlow County", "114 °F", "July 14, 1936"}
+    # a measure taken "in" a place belongs to that place
+    qas = qa_map(extractor.extract(ChunkText("The drinking age in Ohio is 21.", "Alcohol laws of Ohio")))
+    assert qas["What is the drinking age of Ohio?"] == {"21"}
+    assert qas["What is 21 the drinking age of?"] == {"Ohio"}
+
+
+def test_a_size_adjective_after_an_amount(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("The Orla River is 142 miles (229 km) long.", "Orla River")))
+    assert qas["How long is Orla River?"] == {"142 miles"}
+    assert qas["What is 142 miles long?"] == {"Orla River"}
+    assert qas["What is the length of Orla River?"] == {"142 miles"}
+    text = "Kessel Tower is an office building in Leeds. It is 86 metres tall."
+    qas = qa_map(extractor.extract(ChunkText(text, "Kessel Tower")))
+    assert qas["How tall is Kessel Tower?"] == {"86 metres"}
+    assert qas["What is 86 metres tall?"] == {"Kessel Tower"}
+
+
+def test_an_amount_that_is_no_attribute_value_stays_no_entity(extractor: OfflineExtractor) -> None:
+    # a distance to somewhere is no size of the river; a bare number after a noun that measures nothing
+    gsw = extractor.extract(ChunkText("The Orla River is 142 miles from Dunmore.", "Orla River"))
+    assert not any("142" in e.name for e in gsw.entities)
+    gsw = extractor.extract(ChunkText("The final score was 3 at the 2010 census.", "Brindle Falls"))
+    assert not any(e.name == "3" for e in gsw.entities)

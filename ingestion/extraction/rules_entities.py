@@ -9,6 +9,7 @@ document's title entity, or to the most recent fitting entity.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -16,8 +17,10 @@ from spacy.tokens import Doc, Span, Token
 
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSTRACT_NOUNS,
+    APPROXIMATORS,
     ASPECT_NOUNS,
     GROUP_PRONOUNS,
+    MEASURE_UNITS,
     NER_TYPES,
     NOUN_TYPES,
     PERSON_PRONOUNS,
@@ -26,6 +29,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
 )
 
 _QUOTES = "\"'“”‘’`"
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 _MAX_NAME_TOKENS = 8
 
 
@@ -93,6 +97,7 @@ class EntityTable:
         self.records: dict[str, EntityRecord] = {}
         self.token_key: dict[int, str] = {}
         self.mention_spans: list[tuple[int, int, str]] = []  # (start, end, key), token offsets
+        self.divisions: list[tuple[str, str]] = []  # (numbered division, the place it divides)
         self.title_name, hint = split_title(title)
         if not name_key(self.title_name):
             self.title_name = ""
@@ -118,6 +123,7 @@ class EntityTable:
             if start < end:
                 spans.append((start, end, etype))
         spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
+        spans = _body_names(doc, spans)
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
         self._names, heads = _shared_plural_heads(doc)
@@ -146,6 +152,7 @@ class EntityTable:
         for start, end, etype, is_title in kept:
             self._add_mention(start, end, etype, is_title)
         self._merge_partial_names()
+        self._numbered_divisions()
 
     def _title_spans(self) -> list[tuple[int, int]]:
         if not self.title_name:
@@ -279,6 +286,52 @@ class EntityTable:
                 self.token_key[i] = new
         self.mention_spans = [(s, e, new if k == old else k) for s, e, k in self.mention_spans]
 
+    def _numbered_divisions(self) -> None:
+        """``Ohio's 3rd congressional district`` / ``the 1st ward of Leeds``: a numbered part of a place.
+
+        A place noun ("district", "county") with a numeric ordinal before it and a place as its
+        owner (a possessive or an "of" object) is a place of its own, named as written; its
+        words (not the owner's) mention it, and it lies in the owner.
+        """
+        for noun in self.doc:
+            if (
+                noun.pos_ != "NOUN"
+                or noun.i in self.token_key
+                or NOUN_TYPES.get(noun.lemma_.lower()) != "PLACE"
+            ):
+                continue
+            ordinal = next(
+                (
+                    c
+                    for c in noun.children
+                    if c.i < noun.i and c.dep_ in {"amod", "nummod"} and _ORDINAL.match(c.text)
+                ),
+                None,
+            )
+            if ordinal is None or any(i in self.token_key for i in range(ordinal.i, noun.i)):
+                continue
+            owner_tok, name_start, name_end = None, ordinal.i, noun.i + 1
+            for child in noun.children:
+                if child.dep_ == "poss" and child.i < ordinal.i:
+                    owner_tok = child
+                    name_start = next((s for s, e, _k in self.mention_spans if s <= child.i < e), child.i)
+                elif child.dep_ == "prep" and child.lower_ == "of" and owner_tok is None:
+                    owner_tok = next((g for g in child.children if g.dep_ == "pobj"), None)
+                    if owner_tok is not None:
+                        name_end = next(
+                            (e for s, e, _k in self.mention_spans if s <= owner_tok.i < e), owner_tok.i + 1
+                        )
+            owner = self.token_key.get(owner_tok.i) if owner_tok is not None else None
+            if owner is None or self.records[owner].type != "PLACE":
+                continue
+            key = self.add_entity(self.doc[name_start:name_end].text, "PLACE", name_start)
+            if key is None or key == owner:
+                continue
+            for i in range(ordinal.i, noun.i + 1):
+                self.token_key[i] = key
+            self.mention_spans.append((ordinal.i, noun.i + 1, key))
+            self.divisions.append((key, owner))
+
     # ----------------------------------------------------------------- lookups
     def key_at(self, tok: Token) -> str | None:
         return self.token_key.get(tok.i)
@@ -294,6 +347,53 @@ class EntityTable:
             return None
         if key not in self.records:
             self.records[key] = EntityRecord(key, name, etype, first)
+        return key
+
+    def measure_at(self, tok: Token, unit_needed: bool = False) -> str | None:
+        """The amount ``tok`` belongs to, as a NUMBER entity: "12,741", "113 °F", "218 miles".
+
+        Called only where the grammar makes the amount an attribute's value, so a number becomes an
+        entity there and nowhere else. The amount is read from the text, not the parse (which tears
+        "113 °F" apart): the first number of ``tok``'s phrase and its units. The amount with its
+        approximator ("about 630 millimetres") is an alias; mentions the amount covers (a NER
+        "113" or "F") give way to it. Its conversion, cut from the parsed text as an aside, is
+        added by the extractor once the relations are read.
+        """
+        span = measure_span(self.doc, tok)
+        if span is None:
+            return None
+        start, bare_end, end, has_unit = span
+        if unit_needed and not has_unit:
+            return None
+        doc = self.doc
+        for s, e, k in self.mention_spans:
+            outside = [t for t in doc[s:e] if not start <= t.i < end]
+            if s < end and start < e and outside:
+                if self.records[k].type != "NUMBER" or any(t.lower_ not in APPROXIMATORS for t in outside):
+                    return None  # a name runs into the amount
+                start = min(start, s)  # the NER's "only about 885" before "km2": the amount's approximator
+        lead = start
+        while lead < bare_end and doc[lead].lower_ in APPROXIMATORS:
+            lead += 1
+        name = tidy_amount(doc[lead:bare_end].text)
+        key = self.add_entity(name, "NUMBER", start)
+        if key is None:
+            return None
+        rec = self.records[key]
+        if rec.type != "NUMBER":
+            if any(k == key and not (start <= s and e <= end) for s, e, k in self.mention_spans):
+                return None  # a name elsewhere that merely reads like the amount
+            rec.type, rec.name = "NUMBER", name  # the NER's "− 4 ° C" as a person
+        if end > bare_end:
+            rec.add_alias(tidy_amount(doc[lead:end].text).replace("( ", "(").replace(" )", ")"))
+        while start > 0 and doc[start - 1].lower_ in APPROXIMATORS:
+            start -= 1
+        for i in range(start, lead):  # "only about 885 km2", "about 885 km2"
+            rec.add_alias(f"{doc[i:lead].text} {name}")
+        self.mention_spans = [sp for sp in self.mention_spans if not (start <= sp[0] and sp[1] <= end)]
+        bisect.insort(self.mention_spans, (start, end, key))
+        for i in range(start, end):
+            self.token_key[i] = key
         return key
 
     def entity_ending_at(self, char_offset: int) -> str | None:
@@ -552,15 +652,23 @@ def _shared_plural_heads(doc: Doc) -> tuple[dict[tuple[int, int], str], set[int]
         firsts = [c for c in tok.children if c.dep_ in {"nmod", "compound", "amod"} and c.pos_ == "PROPN"]
         if tok.dep_ == "conj" and tok.head.pos_ == "PROPN" and tok.head.i < tok.i:
             firsts.append(tok.head)  # "in Guilford and Rockingham Counties": the parser's other reading
-        for first in firsts:
-            for member in [first, *first.conjuncts]:
-                if member.pos_ != "PROPN" or member.i >= tok.i:
-                    continue
-                start = member.i
-                while start > 0 and doc[start - 1].dep_ == "compound" and doc[start - 1].head.i == member.i:
-                    start -= 1
-                out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
-                heads.add(tok.i)
+        members = sorted(
+            {
+                m.i: m
+                for first in firsts
+                for m in (first, *first.conjuncts)
+                if m.pos_ == "PROPN" and m.i < tok.i
+            }.values(),
+            key=lambda m: m.i,
+        )
+        if len(members) < 2:
+            continue  # one name before a plural head is a name of its own: "the Windward Islands"
+        for member in members:
+            start = member.i
+            while start > 0 and doc[start - 1].dep_ == "compound" and doc[start - 1].head.i == member.i:
+                start -= 1
+            out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
+            heads.add(tok.i)
     return out, heads
 
 
@@ -620,6 +728,47 @@ def _year_events(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int,
     ]
 
 
+def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``the United States | House of Representatives``: a place the NER cut off the body it names.
+
+    A place mention whose last word modifies a capitalised proper noun right after it, which no
+    mention covers, runs on through that noun and a capitalised "of" name hanging on it; the
+    whole is an organisation.
+    """
+    covered = {i for s, e, _t in spans for i in range(s, e)}
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        head = doc[end - 1].head if end < len(doc) else None
+        if (
+            etype == "PLACE"
+            and head is not None
+            and doc[end - 1].dep_ == "compound"
+            and head.i >= end
+            and head.pos_ == "PROPN"
+            and head.dep_ != "compound"  # "Hollywood B movies": the run must end the name
+            and all(
+                doc[i].pos_ == "PROPN" and doc[i].text[:1].isupper() and i not in covered
+                for i in range(end, head.i + 1)
+            )
+        ):
+            new_end = head.i + 1
+            of = next(
+                (c for c in head.children if c.dep_ == "prep" and c.lower_ == "of" and c.i == new_end), None
+            )
+            if of is not None:
+                j = of.i + 1
+                while (
+                    j < len(doc) and doc[j].pos_ == "PROPN" and doc[j].text[:1].isupper() and j not in covered
+                ):
+                    j += 1
+                if j > of.i + 1 and doc[j - 1].head.i == of.i:
+                    new_end = j
+            out.append((start, new_end, "ORG"))
+        else:
+            out.append((start, end, etype))
+    return out
+
+
 _SUFFIXES = frozenset({"Sr.", "Jr.", "Sr", "Jr", "II", "III", "IV"})
 
 
@@ -658,3 +807,62 @@ def _shared_surnames(
         ):
             names[(s1, e1)] = f"{doc[s1].text} {doc[e2 - 1].text}"
     return kept
+
+
+_AMOUNT = re.compile(r"^[−+-]?\d[\d,]*(?:\.\d+)?(?:[–-]\d[\d,]*(?:\.\d+)?)?%?$")
+_AMOUNT_JOINS = {"to", "-", "–", "—"}  # "18 to 20", "70 – 75 °F"
+_SUBTREE_LIMIT = 12  # tokens of a value phrase searched for its number
+
+
+def _unit(doc: Doc, i: int) -> bool:
+    """A unit word of an amount; "C"/"F" only after a degree sign, "in" only closing a conversion ("(7.9 in)")."""
+    tok = doc[i]
+    low = tok.lower_
+    if low in MEASURE_UNITS:
+        return True
+    if tok.text in {"C", "F", "K"}:
+        return i > 0 and doc[i - 1].text == "°"
+    return low == "in" and i + 1 < len(doc) and doc[i + 1].text == ")"
+
+
+def _amount_run(doc: Doc, i: int, limit: int) -> tuple[int, bool]:
+    """The end of the amount starting at number ``doc[i]`` (numbers, joins between numbers, units), and
+    whether a unit was read."""
+    end, has_unit, j = i + 1, False, i + 1
+    while j < limit:
+        tok = doc[j]
+        if _AMOUNT.match(tok.text):
+            end = j + 1
+        elif _unit(doc, j):
+            end, has_unit = j + 1, has_unit or tok.lower_ not in {"million", "billion", "thousand"}
+        elif not (tok.lower_ in _AMOUNT_JOINS and j + 1 < limit and _AMOUNT.match(doc[j + 1].text)):
+            break
+        j += 1
+    return end, has_unit
+
+
+def measure_span(doc: Doc, tok: Token) -> tuple[int, int, int, bool] | None:
+    """(start, end, end with a parenthesised conversion, has a unit) of the amount ``tok`` heads or
+    belongs to, or None. Nothing is registered: a caller may test the words around it first."""
+    sub = sorted(tok.subtree, key=lambda t: t.i)[:_SUBTREE_LIMIT]
+    first = next((t for t in sub if _AMOUNT.match(t.text)), None)
+    if first is None:
+        return None
+    limit = len(doc)
+    end, has_unit = _amount_run(doc, first.i, limit)
+    full = end  # a conversion the text kept in parentheses (an unbalanced aside): "2 ° C (35.6 ° F)"
+    if end + 2 < limit and doc[end].text == "(" and _AMOUNT.match(doc[end + 1].text):
+        conv_end, conv_unit = _amount_run(doc, end + 1, limit)
+        if conv_unit and conv_end < limit and doc[conv_end].text == ")":
+            full = conv_end + 1
+    if not first.i <= tok.i < full:
+        return None  # "the 2010 census": the number modifies a noun that is no amount
+    start = first.i - 1 if first.i > 0 and doc[first.i - 1].text == "−" else first.i  # "− 3.9 ° C"
+    return start, end, full, has_unit
+
+
+def tidy_amount(text: str) -> str:
+    """An amount as usually written: ``− 3.9 ° C`` -> ``−3.9 °C``."""
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"°\s+([CFK])\b", r"°\1", text)
+    return re.sub(r"([−-])\s+(?=\d)", r"\1", text)

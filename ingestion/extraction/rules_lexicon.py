@@ -268,3 +268,26 @@ DIRECTIONS = frozenset(
     "north south east west northeast northwest southeast southwest north-east north-west south-east "
     "south-west northeastern northwestern southeastern southwestern".split()
 )
+
+# Nouns naming a measured attribute of a thing ("The population was 12,741", "The highest recorded
+# temperature is 113 °F"): a bare number after them is that attribute's value.
+MEASURE_NOUNS = frozenset(
+    "population temperature precipitation rainfall snowfall humidity elevation altitude height length "
+    "width depth area size distance diameter circumference prominence capacity attendance age weight "
+    "mass speed density volume discharge".split()
+)
+
+# Words of a measured amount after its number ("218 miles", "113 °F", "5.2 square miles", "12 %").
+MEASURE_UNITS = frozenset(
+    "m metre metres meter meters km kilometre kilometres kilometer kilometers km2 km² mi mi2 mi² mile miles "
+    "ft foot feet inch inches mm millimetre millimetres millimeter millimeters cm centimetre centimetres "
+    "centimeter centimeters sq square cubic acre acres hectare hectares ha % percent ° °c °f "
+    "kg kilogram kilograms tonne tonnes ton tons lb lbs pound pounds mph knots year years minute minutes hour hours "
+    "million billion thousand".split()
+)
+# Amount words before a number that a reader (and a model) keeps with it: "about 630 millimetres".
+APPROXIMATORS = frozenset(
+    "about around approximately nearly almost roughly over under some only just".split()
+)
+# Adjectives of size after an amount, with the attribute each measures: "218 miles long".
+DIMENSIONS = {"long": "length", "tall": "height", "high": "height", "wide": "width", "deep": "depth"}

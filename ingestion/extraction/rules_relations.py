@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
 
-from engramdb.ingestion.extraction.rules_entities import EntityTable
+from engramdb.ingestion.extraction.rules_entities import EntityTable, measure_span
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSORBED_PREPS,
+    APPROXIMATORS,
+    DIMENSIONS,
     DIRECTIONS,
+    MEASURE_NOUNS,
     NOUN_TYPES,
     RELATIVE_PRONOUNS,
     country_of_demonym,
@@ -34,6 +37,10 @@ _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp
 _LIST_VERBS = {"include", "comprise", "feature"}  # "Notable works include A and B"
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
+# Named sites no other place lies in: "played in London in Wembley Stadium" nests nothing
+_SITES = frozenset(
+    "airport bridge building castle cathedral church hall highway park road stadium station street".split()
+)
 _RANGE_PREPS = {"to", "until", "till", "through"}
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
@@ -78,7 +85,10 @@ class RelationRules:
     # ------------------------------------------------------------------ entry
     def run(self) -> list[Fact]:
         self._place_chains()
+        for inner, outer in self.t.divisions:  # "Ohio's 3rd congressional district" lies in Ohio
+            self._located_fact(inner, outer)
         for tok in self.doc:
+            self._successive_places(tok)
             if tok.dep_ == "appos":
                 self._apposition(tok)
             elif self._is_predicate(tok):
@@ -143,17 +153,63 @@ class RelationRules:
         first.add_alias(f"{first.name}, {self.t.get(keys[1]).name}")
         for i, inner in enumerate(keys[:-1]):
             self.within.setdefault(inner, [k for k in keys[i + 1 :] if k not in self.within.get(inner, [])])
-            name = self.t.get(inner).name
             for outer in keys[i + 1 :]:
-                where = self.t.get(outer).name
-                qs = [
-                    Question(f"Where is {name} located?", [inner], [outer]),
-                    Question(f"What place is located in {where}?", [outer], [inner]),
-                ]
-                kind = place_kind(where)
-                if kind:
-                    qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
-                self.facts.append(Fact(inner, "is located in", qs))
+                self._located_fact(inner, outer)
+
+    def _located_fact(self, inner: str, outer: str) -> None:
+        """``inner`` lies in ``outer``: "Where is A located?", "What place is located in B?"."""
+        name, where = self.t.get(inner).name, self.t.get(outer).name
+        qs = [
+            Question(f"Where is {name} located?", [inner], [outer]),
+            Question(f"What place is located in {where}?", [outer], [inner]),
+        ]
+        kind = place_kind(where)
+        if kind:
+            qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
+        self.facts.append(Fact(inner, "is located in", qs))
+
+    def _phrase_places(self, prep: Token) -> list[str]:
+        """The places an "in" phrase names: its objects ("in A and B"), or the "of" object of a
+        place noun ("in the region of A"), each with the places its comma chain puts it in."""
+        out: list[str] = []
+        for pobj in (g for g in prep.children if g.dep_ == "pobj"):
+            for member in coordinated(pobj):
+                key = self.t.key_at(member)
+                if key is None and NOUN_TYPES.get(member.lemma_.lower()) == "PLACE":
+                    of = next((c for c in member.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+                    obj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+                    key = self.t.key_at(obj) if obj is not None else None
+                if key and self.t.get(key).type == "PLACE" and key not in out:
+                    out.append(key)
+                    out.extend(k for k in self.within.get(key, []) if k not in out)
+        return out
+
+    def _successive_places(self, head: Token) -> None:
+        """``a town in Kent County, in northern Kansas`` / ``located in central Nevada in the United States``.
+
+        Two "in" phrases of one word, each naming a place, go from the narrower place to the wider
+        one: every place of an earlier phrase lies in every place of a later one. The wider place
+        is a region or a country (not a building: "in London at Wembley" is no nesting).
+        """
+        preps = [c for c in head.children if c.dep_ == "prep" and c.lower_ == "in"]
+        if len(preps) < 2:
+            return
+        phrases = [self._phrase_places(p) for p in preps]
+        for i, inner_keys in enumerate(phrases):
+            for outer_keys in phrases[i + 1 :]:
+                for outer in outer_keys:
+                    if not self._region(outer):
+                        continue
+                    for inner in inner_keys:
+                        if inner != outer and outer not in self.within.get(inner, []):
+                            self._located_fact(inner, outer)
+
+    def _region(self, key: str) -> bool:
+        """A place the NER calls a geopolitical entity or a location (not a building or facility)."""
+        if self.t.get(key).name.split()[-1].lower() in _SITES:
+            return False  # "Wembley Stadium": the NER's GPE is a building
+        spans = [s for s, _e, k in self.t.mention_spans if k == key]
+        return bool(spans) and all(self.doc[s].ent_type_ in {"GPE", "LOC"} for s in spans)
 
     def _possessed(self, noun: Token) -> None:
         """``his album No Fences`` / ``her husband, John Reed`` / ``Chicago's Bronzeville neighborhood``.
@@ -344,6 +400,8 @@ class RelationRules:
                 elif child.dep_ == "prep":
                     for pobj in child.children:
                         if pobj.dep_ == "pobj":
+                            if child.lower_ == "of" and member.lemma_.lower() in MEASURE_NOUNS:
+                                self.t.measure_at(pobj)  # "a population of 13,021": the amount is the value
                             for p in self._from_noun(pobj, [*prefix, *words, child.lower_], depth + 1):
                                 p.noun = p.noun or member
                                 out.append(p)
@@ -422,6 +480,7 @@ class RelationRules:
         copula = pred.lemma_ == "be"
         if copula:
             self._describe(subj, pred)
+            self._dimension(subj, pred)
         vg = VerbGroup(pred, passive, self.doc)
         context = self._context_object(pred, subj)
         alias_verb = pred.lemma_ in _ALIAS_VERBS and (passive or pred.tag_ == "VBN")
@@ -441,6 +500,45 @@ class RelationRules:
             self._fact(subj, vg, path, ctx)
             kept.append(path)
         self._nary(subj, vg, kept)
+
+    def _dimension(self, subj: str, pred: Token) -> None:
+        """``The river is 218 miles long`` / ``300 metres (980 ft) tall`` / ``218 miles in length``.
+
+        An amount with a unit right after the copula, then a size adjective or "in" and a measure
+        noun, is the subject's length (height, width, depth): "How long is X?", "What is the length
+        of X?" and "What is 218 miles long?". The amount is read from the text, as the parser makes
+        the adjective anything from a complement to a noun's apposition.
+        """
+        doc = self.doc
+        i = pred.i + 1
+        while i < len(doc) and (doc[i].lower_ in APPROXIMATORS or doc[i].dep_ == "neg"):
+            i += 1
+        if i >= len(doc) or doc[i].sent != pred.sent:
+            return
+        span = measure_span(doc, doc[i])
+        if span is None or span[0] != i or not span[3] or span[2] >= len(doc):
+            return
+        after = doc[span[2]]
+        adjective = after.lower_ if after.lower_ in DIMENSIONS else None
+        noun = DIMENSIONS.get(after.lower_)
+        if adjective is None:
+            nxt = doc[span[2] + 1] if span[2] + 1 < len(doc) else None
+            if after.lower_ != "in" or nxt is None or nxt.lemma_.lower() not in MEASURE_NOUNS:
+                return
+            noun = nxt.lemma_.lower()
+        key = self.t.measure_at(doc[i], unit_needed=True)
+        if key is None or key == subj:
+            return
+        name, amount = self.t.get(subj).name, self.t.get(key).name
+        be = pred.text if pred.pos_ == "AUX" and not any(c.dep_ == "aux" for c in pred.children) else "is"
+        qs = [
+            Question(f"What {be} the {noun} of {name}?", [subj], [key]),
+            Question(f"What {be} {amount} the {noun} of?", [key], [subj]),
+        ]
+        if adjective:
+            qs.append(Question(f"How {adjective} {be} {name}?", [subj], [key]))
+            qs.append(Question(f"What {be} {amount} {adjective}?", [key], [subj]))
+        self.facts.append(Fact(subj, f"{be} {noun}", qs))
 
     def _described_subject(self, pred: Token, passive: bool) -> None:
         """``The speculation was put forward by A in 1596``: a subject with no name still ties A to 1596."""
@@ -506,7 +604,10 @@ class RelationRules:
 
         Conjoined attributes all answer ("The wettest months are March and April"); the owner is
         an "of"/"from"/"for" object or a possessive ("The current Representative from District 16
-        is X"), else the document's topic.
+        is X"), else the document's topic. An amount is the value of a measured attribute ("The
+        population was 12,741", "The highest recorded temperature is 113 °F"): it becomes an entity
+        when the noun is a measure or the amount has a unit, and a measure's owner may also be an
+        "in" place ("The drinking age in Wisconsin is 21").
         """
         if pred.lemma_ != "be":
             return None
@@ -519,17 +620,20 @@ class RelationRules:
             or self.t.key_at(subj_tok)
         ):
             return None  # a capitalised office without a name ("The current Senator") is described too
-        keys = [k for t in coordinated(attr) if (k := self.t.key_at(t))]
+        measure = subj_tok.lemma_.lower() in MEASURE_NOUNS
+        keys = [k for t in coordinated(attr) if (k := self._value(t, measure))]
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
         if not keys:
             return None
         words = noun_phrase(subj_tok, self.t)
         if not words:
             return None
-        of_target, link = self._owner(subj_tok)
+        of_target, link = self._owner(subj_tok, measure)
         keys = [k for k in keys if k != of_target]
         if of_target is None or not keys:
             return None
+        if measure:
+            words = _uncapitalised(words, subj_tok)
         role = " ".join(w for w in words if w.lower() not in {"the", "a", "an"})
         tgt = self.t.get(of_target)
         phrase = " ".join(_definite(words))
@@ -539,25 +643,102 @@ class RelationRules:
             rec = self.t.get(key)
             rec.add_role(role)
             questions.append(Question(f"What {pred.text} {rec.name} {phrase} {link}?", [key], [of_target]))
-        for prep in (c for c in pred.children if c.dep_ == "prep" and c.lower_ in ABSORBED_PREPS):
-            # "The population was 4,397 at the 2010 census": the census names the others
-            ctx = next((k for g in prep.children if g.dep_ == "pobj" and (k := self.t.key_at(g))), None)
-            if ctx is None or ctx in keys or ctx == of_target:
-                continue
-            c = self.t.get(ctx)
-            where = f"{phrase} {link} {tgt.name}"
-            questions.append(
-                Question(f"{wh} {pred.text} {where} {prep.lower_} {c.name}?", [of_target, ctx], keys)
-            )
-            values = " and ".join(self.t.get(k).name for k in keys)
+        # "The population was 4,397 at the 2010 census": the census names the others; "113 °F at
+        # Perryville on August 9, 1930": the place and the date each name the value and each other
+        contexts = self._value_contexts(pred, attr, [*keys, of_target], subj_tok if measure else None)
+        where = f"{phrase} {link} {tgt.name}"
+        values = " and ".join(self.t.get(k).name for k in keys)
+        phrases = [_join([prep, " and ".join(self.t.get(k).name for k in ctx)]) for prep, ctx in contexts]
+        for i, (_prep, ctx) in enumerate(contexts):
+            c = self.t.get(ctx[0])
+            others = [ph for j, ph in enumerate(phrases) if j != i]
+            other_keys = [k for j, (_p, ks) in enumerate(contexts) if j != i for k in ks]
+            questions.append(Question(f"{wh} {pred.text} {where} {phrases[i]}?", [of_target, *ctx], keys))
             ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
-            questions.append(Question(f"{ask} {pred.text} {where} {values}?", [of_target, *keys], [ctx]))
+            clause = _join([pred.text, where, values, *others])
+            questions.append(Question(f"{ask} {clause}?", [of_target, *keys, *other_keys], ctx))
+        if len(contexts) > 1:
+            every = [k for _p, ks in contexts for k in ks]
+            questions.append(
+                Question(f"{wh} {_join([pred.text, where, *phrases])}?", [of_target, *every], keys)
+            )
         self.facts.append(Fact(keys[0], f"{pred.text} {phrase} {link}", questions))
         return None
 
-    def _owner(self, noun: Token) -> tuple[str | None, str]:
-        """Whose ``noun`` is, and the linking word: an "of"/"from"/"for" object, a possessive, else the topic."""
+    def _value(self, tok: Token, measure: bool) -> str | None:
+        """The entity an attribute's value names: an amount (read whole: "113 °F (45 °C)") after a
+        measure noun or with a unit, else the token's own entity."""
+        return self.t.measure_at(tok, unit_needed=not measure) or self.t.key_at(tok)
+
+    def _value_contexts(
+        self, pred: Token, attr: Token, taken: list[str], measure: Token | None = None
+    ) -> list[tuple[str, list[str]]]:
+        """The "at"/"in"/"on" phrases of a stated value, on the verb or on the value itself ("113 °F at
+        Perryville"), each with the entities it names, in text order. A measure noun's own time
+        phrase counts too: "The average high temperature in July", "The average January high
+        temperature" (as "in January")."""
+        amounts = {k for k in taken if self.t.get(k).type == "NUMBER"}
+        heads = [pred, *(t for m in coordinated(attr) for t in m.subtree if self.t.key_at(t) in amounts)]
+        out: list[tuple[str, list[str]]] = []
+        if measure is not None:
+            heads.append(measure)
+            dated = [
+                k
+                for c in measure.children
+                if c.i < measure.i
+                and c.dep_ in {"compound", "npadvmod", "amod", "nmod"}
+                and (k := self.t.key_at(c))
+                and self.t.get(k).type == "DATE"
+                and k not in taken
+            ]
+            if dated:
+                out.append(("in", dated[:1]))
+                taken = [*taken, *dated[:1]]
+        preps = sorted(
+            {
+                c.i: c
+                for h in heads
+                for c in h.children
+                if c.dep_ == "prep" and c.lower_ in ABSORBED_PREPS and self.t.key_at(c) is None
+            }.values(),
+            key=lambda c: c.i,
+        )
+        for prep in preps:
+            ctx = [
+                k
+                for g in prep.children
+                if g.dep_ == "pobj"
+                for m in coordinated(g)
+                if (k := self.t.key_at(m))
+                and k not in taken
+                and (prep.head != measure or self.t.get(k).type in {"DATE", "EVENT"})  # "in Guam" owns it
+            ]
+            ctx = [k for i, k in enumerate(ctx) if k not in ctx[:i]]
+            if ctx:
+                out.append((prep.lower_, ctx))
+                taken = [*taken, *ctx]
+        return out
+
+    def _owner(self, noun: Token, measure: bool = False) -> tuple[str | None, str]:
+        """Whose ``noun`` is, and the linking word: an "of"/"from"/"for" object, a possessive, else the topic.
+
+        A measure's owner may be a place it is taken "in": "The drinking age in Wisconsin", "The
+        highest temperature ever recorded in Guam".
+        """
         of_target, link = None, "of"
+        if measure:
+            holders = [noun, *(c for c in noun.children if c.dep_ == "acl" and c.tag_ == "VBN")]
+            of_target = next(
+                (
+                    k
+                    for h in holders
+                    for c in h.children
+                    if c.dep_ == "prep" and c.lower_ == "in"
+                    for g in c.children
+                    if g.dep_ == "pobj" and (k := self.t.key_at(g)) and self.t.get(k).type == "PLACE"
+                ),
+                None,
+            )
         for child in noun.children:
             if child.dep_ == "prep" and child.lower_ in {"of", "from", "for"} and of_target is None:
                 of_target = next(
@@ -894,6 +1075,14 @@ def noun_phrase(noun: Token, table: EntityTable) -> list[str] | None:
     if len(out) > _MAX_PHRASE:
         out = [w for w in out[:1] if w.lower() in {"the", "a", "an"}] + out[-2:]
     return out
+
+
+def _uncapitalised(words: list[str], noun: Token) -> list[str]:
+    """``Annual precipitation`` at a sentence's start: "annual precipitation" inside a question."""
+    first = noun.sent[0]
+    return [
+        w.lower() if i == 0 and w == first.text and first.pos_ != "PROPN" else w for i, w in enumerate(words)
+    ]
 
 
 def _subject_tokens(verb: Token) -> list[Token]:

@@ -148,7 +148,8 @@ _CLAUSE_RE = re.compile(
 _YEAR_RE = re.compile(r"\d{4}(?:\s*[–—-]+\s*\d{2,4})?")
 # "(−128.6 °F)", "(9,596 ft)", "(229 mi)": the amount just named, in other units
 _AMOUNT_RE = re.compile(
-    r"(?:about\s+|approx\.\s+)?[−-]?\d[\d,.]*\s*(?:°\s*[CF]|[a-zA-Z]{1,3}\.?(?:\s*2)?|sq\s+mi|sq\s+km|km2|mi2)"
+    r"(?:about\s+|approx\.\s+)?[−-]?\s?\d[\d,.]*(?:\s*[–-]\s*[−-]?\d[\d,.]*)?"  # "70–91 °F": a range too
+    r"\s*(?:°\s*[CF]|[a-zA-Z]{1,3}\.?(?:\s*2)?|sq\s+mi|sq\s+km|km2|mi2)"
 )
 
 
