@@ -667,3 +667,52 @@ def test_an_amount_that_is_no_attribute_value_stays_no_entity(extractor: Offline
     assert not any("142" in e.name for e in gsw.entities)
     gsw = extractor.extract(ChunkText("The final score was 3 at the 2010 census.", "Brindle Falls"))
     assert not any(e.name == "3" for e in gsw.entities)
+
+
+def test_a_relative_pronoun_stands_for_its_antecedent(extractor: OfflineExtractor) -> None:
+    # "whose" is the antecedent's possessive, never the topic's
+    text = "Marta Vell, whose father was Otto Vell, wrote the novel Grey Harbour."
+    qas = qa_map(extractor.extract(ChunkText(text, "Marta Vell")))
+    assert qas["Who was the father of Marta Vell?"] == {"Otto Vell"}
+    assert qas["What was Otto Vell the father of?"] == {"Marta Vell"}
+    # an object relative pronoun: the antecedent is what the clause's verb acts on
+    text = "Grey Harbour, which Marta Vell wrote in 1961, was filmed in 1970."
+    qas = qa_map(extractor.extract(ChunkText(text, "Grey Harbour")))
+    assert qas["Who did Marta Vell write in 1961?"] == {"Grey Harbour"}
+    assert qas["What wrote Grey Harbour in 1961?"] == {"Marta Vell"}
+
+
+def test_an_owned_noun_in_a_relative_clause(extractor: OfflineExtractor) -> None:
+    text = "Marta Vell, whose brother founded Harbour Press, lived in Strelsau."
+    qas = qa_map(extractor.extract(ChunkText(text, "Marta Vell")))
+    assert qas["What did the brother of Marta Vell found?"] == {"Harbour Press"}
+    assert qas["Whose brother founded Harbour Press?"] == {"Marta Vell"}
+    assert qas["Where did Marta Vell live?"] == {"Strelsau"}
+
+
+def test_a_relative_clause_on_a_list_is_every_members(extractor: OfflineExtractor) -> None:
+    text = "The region has two ranges, Varna and Tesla, which border the Dorn Plateau."
+    qas = qa_map(extractor.extract(ChunkText(text, "Varna")))
+    assert qas["What border Dorn Plateau?"] == {"Varna", "Tesla"}
+    assert qas["What do Varna border?"] == {"Dorn Plateau"}
+    assert qas["What do Tesla border?"] == {"Dorn Plateau"}
+
+
+def test_a_name_closing_a_definite_subject_names_it(extractor: OfflineExtractor) -> None:
+    text = "The capital of Ruritania, Strelsau, has a population of 90,000."
+    qas = qa_map(extractor.extract(ChunkText(text, "Strelsau")))
+    assert qas["What is the capital of Ruritania?"] == {"Strelsau"}
+    assert qas["What is Strelsau the capital of?"] == {"Ruritania"}
+    assert qas["What does Strelsau have a population of?"] == {"90,000"}
+    assert "Where is Ruritania located?" not in qas  # no place chain "Ruritania, Strelsau"
+    text = "The longest river in Ruritania, the Dorn, flows into Lake Varna."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorn River")))
+    assert qas["What is the longest river in Ruritania?"] == {"Dorn River"}
+    assert qas["What flows into Lake Varna?"] == {"Dorn River"}
+
+
+def test_a_country_after_a_place_still_closes_a_place_chain(extractor: OfflineExtractor) -> None:
+    # near miss: "The city of Bergen, Norway," is a place and its country, not a name for "the city"
+    qas = qa_map(extractor.extract(ChunkText("The city of Bergen, Norway, is large.", "Bergen")))
+    assert qas["Where is Bergen located?"] == {"Norway"}
+    assert not any(q.startswith("What is the city of") or "the city of?" in q for q in qas)

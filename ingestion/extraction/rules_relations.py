@@ -89,7 +89,7 @@ class RelationRules:
             self._located_fact(inner, outer)
         for tok in self.doc:
             self._successive_places(tok)
-            if tok.dep_ == "appos":
+            if tok.dep_ == "appos" or tok.dep_ == "npadvmod" and self._closes_subject(tok):
                 self._apposition(tok)
             elif self._is_predicate(tok):
                 self._predicate(tok)
@@ -119,8 +119,11 @@ class RelationRules:
             chain = [span] if span is not None and self._place_like(span, spans[n + 1 : n + 2]) else []
 
     def _follows(self, a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
-        """Mention ``b`` comes right after mention ``a`` and a comma."""
-        return b[0] == a[1] + 1 and self.doc[a[1]].text == ","
+        """Mention ``b`` comes right after mention ``a`` and a comma, and does not name a subject
+        ("The capital of Norway, Oslo, is": Oslo is no place in Norway's chain)."""
+        if b[0] != a[1] + 1 or self.doc[a[1]].text != ",":
+            return False
+        return self._closes_subject(self.doc[b[0] : b[1]].root) is None
 
     def _place_like(self, span: tuple[int, int, str], nxt: list[tuple[int, int, str]]) -> bool:
         """A place, or a name the NER mistyped that a country or state follows ("Copenhagen, Denmark")."""
@@ -220,7 +223,9 @@ class RelationRules:
         poss = next((c for c in noun.children if c.dep_ == "poss"), None)
         if poss is None:
             return
-        owner = self.t.key_at(poss) or (self.resolve(poss) if poss.pos_ == "PRON" else None)
+        owner = self.t.key_at(poss) or (
+            self.resolve(poss) if poss.pos_ == "PRON" or poss.tag_ == "WP$" else None
+        )
         named = [
             k
             for c in noun.children
@@ -284,9 +289,9 @@ class RelationRules:
         key = self.t.key_at(tok)
         if key:
             return key
+        if tok.lower_ in RELATIVE_PRONOUNS and tok.pos_ in {"PRON", "DET"}:
+            return self._antecedent(tok, depth)
         if tok.pos_ == "PRON":
-            if tok.lower_ in RELATIVE_PRONOUNS:
-                return None
             return self.t.resolve_pronoun(tok)
         if depth > 2:
             return None
@@ -296,12 +301,27 @@ class RelationRules:
             for child in tok.children:  # "the journal X" / "the film Titanic"
                 if child.dep_ in {"appos", "compound"} and self.t.key_at(child) and child.i > tok.i:
                     return self.t.key_at(child)
+            named = self._closing_name(tok)
+            if named is not None:
+                return self.t.key_at(named)
             definite = self.t.resolve_definite(tok)
             if definite:
                 return definite
             if tok.dep_ == "attr" and tok.head.lemma_ == "be":  # "X is a journal [published by Y]"
                 subj, _passive = self.subject(tok.head, depth + 1)
                 return subj
+        return None
+
+    def _antecedent(self, pronoun: Token, depth: int) -> str | None:
+        """What a relative pronoun stands for: the noun its clause hangs on, whatever its role in the
+        clause ("X, whose father was Y", "the album, which she recorded in 1990", "the town in which")."""
+        node = pronoun
+        for _hop in range(3):
+            if node.head is node:
+                return None
+            node = node.head
+            if node.dep_ == "relcl":
+                return None if depth > 2 else self.resolve(node.head, depth + 1)
         return None
 
     def subject(self, verb: Token, depth: int = 0) -> tuple[str | None, bool]:
@@ -457,6 +477,8 @@ class RelationRules:
         subj, passive = self.subject(pred)
         if subj is None:
             subj = self._noun_subject_reversal(pred)
+            if subj is None and self._owned_subject(pred, passive):
+                return
             if subj is None:
                 self._inclusion_list(pred)
                 self._described_subject(pred, passive)
@@ -464,11 +486,46 @@ class RelationRules:
         for key in [subj, *self._co_subjects(pred, subj)]:
             self._predicate_for(pred, key, passive)
 
+    def _owned_subject(self, pred: Token, passive: bool) -> bool:
+        """``X, whose father founded Y`` / ``X's works hang in Y``: a subject noun without a name but
+        with a named owner (not a personal pronoun, whose antecedent is too often a guess) ties the
+        owner to the objects: "Where do the works of X hang?" -> Y, "Whose works hang in Y?" -> X.
+        True if a fact was made."""
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
+            return False
+        poss = next((c for c in subj_tok.children if c.dep_ == "poss"), None)
+        if poss is None:
+            return False
+        owner = self.t.key_at(poss) or (self.resolve(poss) if poss.tag_ == "WP$" else None)
+        words = noun_phrase(subj_tok, self.t)
+        if not owner or not words or len(words) > 3:
+            return False
+        role = _join([w for w in words if w.lower() not in {"the", "a", "an"}])
+        name = self.t.get(owner).name
+        vg = VerbGroup(pred, passive, self.doc)
+        made = False
+        for path in self.paths(pred):
+            if path.key == owner or path.count_noun is not None or path.noun is not None:
+                continue
+            o = self.t.get(path.key)
+            wh, absorbed = _wh_object(o.type, list(path.words), False)
+            tail = path.words[:-1] if absorbed else path.words
+            questions = [
+                Question(f"{wh} {vg.inverted(f'the {role} of {name}', tail)}?", [owner], [path.key]),
+                Question(f"Whose {role} {vg.surface} {_join([*path.words, o.name])}?", [path.key], [owner]),
+            ]
+            self.facts.append(Fact(owner, _join([f"has {role} that", vg.surface, *path.words]), questions))
+            made = True
+        return made
+
     def _co_subjects(self, pred: Token, subj: str) -> list[str]:
         """``A and B founded C``: the other named subjects, each doing what the first does."""
         tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
         if tok is None:
             return []
+        if tok.lower_ in RELATIVE_PRONOUNS and pred.dep_ == "relcl":
+            tok = pred.head  # "A and B, which border C": the clause's antecedent is the whole list
         out: list[str] = []
         for conj in coordinated(tok)[1:]:
             key = self.t.key_at(conj)
@@ -561,7 +618,12 @@ class RelationRules:
         """
         slots: list[tuple[tuple[str, ...], list[_Path]]] = []
         pred_i = vg.pred.i if vg.pred is not None else -1
-        for path in sorted(paths, key=lambda p: (p.tok.i < pred_i, p.tok.i)):  # fronted phrases last
+
+        def order(p: _Path) -> tuple[bool, int]:  # fronted phrases last; a relative pronoun is no fronting
+            at = pred_i if p.tok.lower_ in RELATIVE_PRONOUNS and not p.words else p.tok.i
+            return at < pred_i, at
+
+        for path in sorted(paths, key=order):
             words = (*path.words, "|agent" if path.agent else "")
             slot = next((sl for sl in slots if sl[0] == words), None)
             if slot is None:
@@ -746,7 +808,9 @@ class RelationRules:
                 )
                 link = child.lower_
             elif child.dep_ == "poss":
-                of_target = self.t.key_at(child) or (self.resolve(child) if child.pos_ == "PRON" else None)
+                of_target = self.t.key_at(child) or (
+                    self.resolve(child) if child.pos_ == "PRON" or child.tag_ == "WP$" else None
+                )
                 link = "of"
         if of_target is None:
             of_target, link = self.t.title(), "of"
@@ -858,6 +922,9 @@ class RelationRules:
         if listed_appositive(tok):
             return  # "A, B, C and D": B is the list's second member, not another name of A
         head = tok.head
+        subject = self._closes_subject(tok)
+        if subject is not None:
+            head = subject  # "The capital of Norway, Oslo, is": Oslo names the capital, not Norway
         head_key = self.resolve(head) if head.pos_ != "NOUN" else self.t.key_at(head)
         tok_key = self.t.key_at(tok)
         if head_key and tok_key and head_key != tok_key:
@@ -888,6 +955,27 @@ class RelationRules:
             for path in self._from_noun(head, []):
                 if path.key != tok_key and path.count_noun is None:
                     self._fact(tok_key, vg, path, None)
+
+    def _closes_subject(self, tok: Token) -> Token | None:
+        """The definite subject ``tok`` names as its closing appositive, if any (see ``closing_appositive``)."""
+        subject = next((a for a in tok.ancestors if a.dep_ in _SUBJ), None)
+        return subject if subject is not None and self._closing_name(subject) == tok else None
+
+    def _closing_name(self, noun: Token) -> Token | None:
+        """``closing_appositive`` unless the name is the country or state of a place chain ("The city
+        of Bergen, Norway, is")."""
+        tok = closing_appositive(noun)
+        key = self.t.key_at(tok) if tok is not None else None
+        if key is None:
+            return None
+        host = self.t.key_at(tok.head)
+        if (
+            host
+            and self.t.get(host).type == "PLACE"
+            and place_kind(self.t.get(key).name) in {"country", "state"}
+        ):
+            return None
+        return tok
 
     def _tense_word(self, tok: Token) -> str:
         root = tok.sent.root
@@ -1066,10 +1154,9 @@ def noun_phrase(noun: Token, table: EntityTable) -> list[str] | None:
         if table.key_at(child):
             continue
         if child.dep_ in {"det", "amod", "compound", "nummod"} and child.dep_ != "poss":
-            if child.dep_ == "amod" and any(g.dep_ in {"npadvmod", "advmod"} for g in child.children):
-                words.append((child.i, child.text))
-            else:
-                words.append((child.i, child.text))
+            # an article opening the sentence ("The capital of X, Y, ...") is lower case inside a question
+            article = child.dep_ == "det" and child.lower_ in {"the", "a", "an"}
+            words.append((child.i, child.lower_ if article else child.text))
     words.sort()
     out = [w for _i, w in words]
     if len(out) > _MAX_PHRASE:
@@ -1096,6 +1183,32 @@ def listed_appositive(tok: Token) -> bool:
     """``Jim Hale, Bob Ogle, Ann Lee and Tom Cole``: the parser makes the second name an apposition of the
     first and hangs the rest on it as conjuncts. An appositive a conjunction continues is a list member."""
     return tok.dep_ == "appos" and any(c.dep_ == "conj" for c in tok.children)
+
+
+def closing_appositive(noun: Token) -> Token | None:
+    """``The longest river in Norway, the Kelm, flows ...``: the parser hangs a name set off by commas
+    on the nearest noun before it ("Norway"), but a name closing a definite common-noun subject right
+    before its verb names the subject itself ("the longest river")."""
+    if noun.dep_ not in _SUBJ or noun.pos_ != "NOUN" or not any(c.lower_ == "the" for c in noun.children):
+        return None
+    verb, doc = noun.head, noun.doc
+    last = noun.right_edge.i
+    while last > noun.i and doc[last].is_punct:  # the closing comma may hang on the subject
+        last -= 1
+    if last + 1 >= len(doc) or doc[last + 1].text != "," or verb.i <= last:
+        return None
+    if any(t.dep_ not in {"advmod", "aux", "auxpass", "neg"} for t in doc[last + 2 : verb.i]):
+        return None
+    for tok in doc[noun.i + 1 : last + 1]:
+        if (
+            (tok.dep_ == "appos" or tok.dep_ == "npadvmod" and tok.pos_ == "PROPN")
+            and tok.head.i != noun.i
+            and tok.right_edge.i == last
+            and doc[tok.left_edge.i - 1].text == ","
+            and not listed_appositive(tok)
+        ):
+            return tok
+    return None
 
 
 def coordinated(tok: Token) -> list[Token]:
