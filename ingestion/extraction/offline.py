@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 
 from engramdb.ingestion.extraction.rules_entities import EntityTable, tidy_amount
 from engramdb.ingestion.extraction.rules_lexicon import place_kind
-from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules
+from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules, located_fact
 from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
 from engramdb.ingestion.gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from engramdb.platform.errors import EngramError
@@ -153,20 +153,9 @@ def _life_facts(table: EntityTable, life: list[LifeFact]) -> list[Fact]:
 
 def _located_facts(table: EntityTable, places: list[str]) -> list[Fact]:
     """Each place of "Björkhagen, Stockholm, Sweden" lies in every later one."""
-    facts: list[Fact] = []
-    for i, inner in enumerate(places[:-1]):
-        name = table.get(inner).name
-        for outer in places[i + 1 :]:
-            where = table.get(outer).name
-            qs = [
-                Question(f"Where is {name} located?", [inner], [outer]),
-                Question(f"What place is located in {where}?", [outer], [inner]),
-            ]
-            kind = place_kind(where)
-            if kind:
-                qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
-            facts.append(Fact(inner, "is located in", qs))
-    return facts
+    return [
+        located_fact(table, inner, outer) for i, inner in enumerate(places[:-1]) for outer in places[i + 1 :]
+    ]
 
 
 def _aside_fact(table: EntityTable, lf: LifeFact) -> list[Fact]:

@@ -160,16 +160,7 @@ class RelationRules:
                 self._located_fact(inner, outer)
 
     def _located_fact(self, inner: str, outer: str) -> None:
-        """``inner`` lies in ``outer``: "Where is A located?", "What place is located in B?"."""
-        name, where = self.t.get(inner).name, self.t.get(outer).name
-        qs = [
-            Question(f"Where is {name} located?", [inner], [outer]),
-            Question(f"What place is located in {where}?", [outer], [inner]),
-        ]
-        kind = place_kind(where)
-        if kind:
-            qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
-        self.facts.append(Fact(inner, "is located in", qs))
+        self.facts.append(located_fact(self.t, inner, outer))
 
     def _phrase_places(self, prep: Token) -> list[str]:
         """The places an "in" phrase names: its objects ("in A and B"), or the "of" object of a
@@ -1183,6 +1174,20 @@ def listed_appositive(tok: Token) -> bool:
     """``Jim Hale, Bob Ogle, Ann Lee and Tom Cole``: the parser makes the second name an apposition of the
     first and hangs the rest on it as conjuncts. An appositive a conjunction continues is a list member."""
     return tok.dep_ == "appos" and any(c.dep_ == "conj" for c in tok.children)
+
+
+def located_fact(table: EntityTable, inner: str, outer: str) -> Fact:
+    """``inner`` lies in ``outer``: "Where is A located?", "What place is located in B?" and, for a
+    known kind of place, "What state is A in?"."""
+    name, where = table.get(inner).name, table.get(outer).name
+    qs = [
+        Question(f"Where is {name} located?", [inner], [outer]),
+        Question(f"What place is located in {where}?", [outer], [inner]),
+    ]
+    kind = place_kind(where)
+    if kind:
+        qs.append(Question(f"What {kind} is {name} in?", [inner], [outer]))
+    return Fact(inner, "is located in", qs)
 
 
 def closing_appositive(noun: Token) -> Token | None:
