@@ -736,6 +736,10 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
     whole is an organisation.
     """
     covered = {i for s, e, _t in spans for i in range(s, e)}
+
+    def free_name_word(i: int) -> bool:  # a capitalised proper noun no mention covers
+        return doc[i].pos_ == "PROPN" and doc[i].text[:1].isupper() and i not in covered
+
     out: list[tuple[int, int, str]] = []
     for start, end, etype in spans:
         head = doc[end - 1].head if end < len(doc) else None
@@ -746,10 +750,7 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
             and head.i >= end
             and head.pos_ == "PROPN"
             and head.dep_ != "compound"  # "Hollywood B movies": the run must end the name
-            and all(
-                doc[i].pos_ == "PROPN" and doc[i].text[:1].isupper() and i not in covered
-                for i in range(end, head.i + 1)
-            )
+            and all(free_name_word(i) for i in range(end, head.i + 1))
         ):
             new_end = head.i + 1
             of = next(
@@ -757,9 +758,7 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
             )
             if of is not None:
                 j = of.i + 1
-                while (
-                    j < len(doc) and doc[j].pos_ == "PROPN" and doc[j].text[:1].isupper() and j not in covered
-                ):
+                while j < len(doc) and free_name_word(j):
                     j += 1
                 if j > of.i + 1 and doc[j - 1].head.i == of.i:
                     new_end = j

@@ -214,9 +214,7 @@ class RelationRules:
         poss = next((c for c in noun.children if c.dep_ == "poss"), None)
         if poss is None:
             return
-        owner = self.t.key_at(poss) or (
-            self.resolve(poss) if poss.pos_ == "PRON" or poss.tag_ == "WP$" else None
-        )
+        owner = self._possessor(poss)
         named = [
             k
             for c in noun.children
@@ -256,15 +254,7 @@ class RelationRules:
             for pobj in prep.children:
                 place = self.t.key_at(pobj) if pobj.dep_ == "pobj" else None
                 if place and place != key and self.t.get(place).type == "PLACE":
-                    name, where = self.t.get(key).name, self.t.get(place).name
-                    qs = [
-                        Question(f"Where is {name} located?", [key], [place]),
-                        Question(f"What is located in {where}?", [place], [key]),
-                    ]
-                    kind = place_kind(where)
-                    if kind:
-                        qs.append(Question(f"What {kind} is {name} in?", [key], [place]))
-                    self.facts.append(Fact(key, "is located in", qs))
+                    self.facts.append(located_fact(self.t, key, place, what="What"))
 
     @staticmethod
     def _is_predicate(tok: Token) -> bool:
@@ -302,6 +292,12 @@ class RelationRules:
                 subj, _passive = self.subject(tok.head, depth + 1)
                 return subj
         return None
+
+    def _possessor(self, poss: Token) -> str | None:
+        """The entity a possessive names: "X's", or what "his"/"its"/"whose" stands for."""
+        return self.t.key_at(poss) or (
+            self.resolve(poss) if poss.pos_ == "PRON" or poss.tag_ == "WP$" else None
+        )
 
     def _antecedent(self, pronoun: Token, depth: int) -> str | None:
         """What a relative pronoun stands for: the noun its clause hangs on, whatever its role in the
@@ -799,9 +795,7 @@ class RelationRules:
                 )
                 link = child.lower_
             elif child.dep_ == "poss":
-                of_target = self.t.key_at(child) or (
-                    self.resolve(child) if child.pos_ == "PRON" or child.tag_ == "WP$" else None
-                )
+                of_target = self._possessor(child)
                 link = "of"
         if of_target is None:
             of_target, link = self.t.title(), "of"
@@ -1176,13 +1170,14 @@ def listed_appositive(tok: Token) -> bool:
     return tok.dep_ == "appos" and any(c.dep_ == "conj" for c in tok.children)
 
 
-def located_fact(table: EntityTable, inner: str, outer: str) -> Fact:
+def located_fact(table: EntityTable, inner: str, outer: str, what: str = "What place") -> Fact:
     """``inner`` lies in ``outer``: "Where is A located?", "What place is located in B?" and, for a
-    known kind of place, "What state is A in?"."""
+    known kind of place, "What state is A in?". ``what`` asks for the inner one: "What" where it
+    need not be a place ("the Atbarah River in northeast Africa")."""
     name, where = table.get(inner).name, table.get(outer).name
     qs = [
         Question(f"Where is {name} located?", [inner], [outer]),
-        Question(f"What place is located in {where}?", [outer], [inner]),
+        Question(f"{what} is located in {where}?", [outer], [inner]),
     ]
     kind = place_kind(where)
     if kind:
