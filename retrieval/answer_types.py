@@ -165,6 +165,26 @@ def expected_type(question: str) -> ExpectedType | None:
     return None
 
 
+def asked_noun(question: str) -> str | None:
+    """The noun a "which/what" question asks for, known kind or not ("Which krai ...?" → "krai",
+    "What Norwegian city ...?" → "city"); None for "What is ...?", "Who ...?" and the like.
+
+    A name often carries its kind ("Khabarovsk Krai", "Hotel Clarke", "Tungabhadra River"), so the
+    noun is a clue to the answer even where :func:`expected_type` knows no kind for it."""
+    expected = expected_type(question)
+    if expected is not None and expected.noun in _NOUN_KINDS:
+        return expected.noun
+    text = " ".join(question.split())
+    match = _WH.search(text)
+    if match is None or match.group(1).lower() not in ("what", "which"):
+        return None
+    following = re.findall(r"[\w'’-]+", text[match.end() :].lower())[:3]
+    words = [w for w in following if w not in _SKIP_AFTER_WH]
+    if not words or words[0] in _VERBS_AFTER_WH or _WH.fullmatch(words[0]):
+        return None
+    return words[0]
+
+
 def is_date(name: str) -> bool:
     return bool(_DATE_LIKE.match(name.strip()))
 

@@ -342,6 +342,8 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
             # organisation also in lower case ("when did italy enter ...").
             flags = re.IGNORECASE if (row.get("type") or "") in _PROPER_TYPES else 0
             match = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, flags)
+            if match is not None and _common_noun_use(text, match):
+                match = None
             if match is not None:
                 hits.append((match.start(), match.end(), row["id"], name))
                 break
@@ -358,6 +360,21 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
         if not inside_longer:
             out.setdefault(entity_id, name)
     return out, bool(spans) and not out
+
+
+#: Words before which a lower-case word is a common noun in use ("which river", "the state"), never a
+#: name typed in lower case ("when did italy enter ...").
+_DETERMINERS = frozenset("which what whose the a an this that these those its his her their".split())
+
+
+def _common_noun_use(text: str, match: re.Match[str]) -> bool:
+    """Whether a case-blind match is the question's own common noun: written in lower case and
+    right after a wh-word or determiner ("Which river is in India?" does not name an entity
+    called "River", whatever memory holds)."""
+    if match.group(0) != match.group(0).lower():
+        return False
+    before = re.findall(r"[\w'’]+", text[: match.start()].lower())
+    return bool(before) and before[-1] in _DETERMINERS
 
 
 def _from_row(row: dict[str, Any], bm25: float | None, via: str) -> QACandidate:

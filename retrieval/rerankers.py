@@ -8,7 +8,9 @@ that each fix a failure seen on real data:
 * dense similarity of the sub-question and the QA question (stored vectors);
 * relation overlap: the sub-question's words *other than its entity names*
   against the QA question's words, so "What company published X?" prefers
-  "Who published X?" over "When was X established?";
+  "Who published X?" over "When was X established?"; the noun a "which"
+  question asks for counts as present when an answer's name carries it
+  ("Which krai ...?" and "... → Khabarovsk Krai");
 * lexical overlap of all content words (anchors the right entity by name);
 * answer-type agreement with the wh-word and the noun it asks about (who →
   person/org, when → date, what country → a country; see
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engramdb.platform.config import Settings
-from engramdb.retrieval.answer_types import ExpectedType, expected_type, fit
+from engramdb.retrieval.answer_types import ExpectedType, asked_noun, expected_type, fit
 from engramdb.retrieval.hop_direction import direction_factors
 from engramdb.retrieval.results import QACandidate, ScoredQA
 
@@ -87,11 +89,14 @@ class OfflineReranker:
         entity_words = set().union(*(content_words(n) for n in input_names)) if input_names else set()
         relation_q = q_words - entity_words
         wanted = expected_type(query)
+        kind_word = _kind_word(query)
         kept = _not_own_input(candidates, input_names)
         directions = direction_factors(query, candidates, input_names)  # every candidate: twins included
         out: list[ScoredQA] = []
         for cand in kept:
             c_words = content_words(cand.question)
+            if kind_word and kind_word in content_words(" ".join(cand.answer_names)):
+                c_words.add(kind_word)  # "Which krai ...?" → "What place is in Russia? → Khabarovsk Krai"
             dense = max(0.0, ((cand.dense_score or 0.0) - self.w.dense_floor) / (1 - self.w.dense_floor))
             lexical = len(q_words & c_words) / len(q_words) if q_words else 0.0
             if relation_q:
@@ -105,6 +110,14 @@ class OfflineReranker:
             out.append(ScoredQA(cand, round(min(max(s, 0.0), 1.0), 6), direction, type_factor))
         out.sort(key=lambda x: (-x.score, x.qa.qa_id))
         return out
+
+
+def _kind_word(query: str) -> str | None:
+    """The asked-for noun as the overlaps compare words (stemmed), or None."""
+    noun = asked_noun(query)
+    if noun is None or noun in _STOP or " " in noun:
+        return None
+    return _stem(noun)
 
 
 def pair_type_factor(wanted: ExpectedType | None, cand: QACandidate) -> float:

@@ -37,6 +37,19 @@ def test_subjects_are_the_longest_names_the_question_spells() -> None:
     assert named == {"e5": "Italy"}  # a place is a name in any case
 
 
+def test_a_common_noun_the_question_asks_for_is_no_subject() -> None:
+    # memory may hold a badly extracted place called "River" or "State": the question's own kind
+    # noun, after a wh-word or an article, still names nothing
+    found = [_row("e1", "River", "PLACE"), _row("e2", "State", "ORG"), _row("e3", "India", "PLACE")]
+    named, _ = named_entities("Which river is located in India?", found)
+    assert named == {"e3": "India"}
+    named, _ = named_entities("What is the state bordering india?", found)
+    assert named == {"e3": "India"}
+    # written with its capital it is a name again
+    named, _ = named_entities("Which country is River in?", found)
+    assert named == {"e1": "River"}
+
+
 def test_a_question_naming_only_what_memory_lacks_is_unmatched() -> None:
     named, unmatched = named_entities("Who directed Tessarine Nights?", [_row("e1", "Tim Burton")])
     assert named == {} and unmatched

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from engramdb.retrieval.answer_types import expected_type
+from engramdb.retrieval.answer_types import asked_noun, expected_type
 from engramdb.retrieval.hop_direction import relabel
 from engramdb.retrieval.rerankers import OfflineReranker, VoyageReranker
 from engramdb.retrieval.results import QACandidate
@@ -42,6 +42,22 @@ def test_answer_type_must_fit_the_wh_word() -> None:
     assert when[0].qa.qa_id == "date" and where[0].qa.qa_id == "place"
     assert expected_type("How many stores are in Tennessee?").kind == "number"
     assert expected_type("Name the river.") is None
+
+
+def test_an_answer_whose_name_carries_the_asked_noun_ranks_first() -> None:
+    candidates = [
+        qa("city", "What place is in Russia?", "Moscow", "PLACE", dense=0.7),
+        qa("krai", "What place is in Russia?", "Khabarovsk Krai", "PLACE", dense=0.7),
+    ]
+    ranked = OfflineReranker().score("Which krai is in Russia?", candidates, ["Russia"])
+    assert ranked[0].qa.qa_id == "krai" and ranked[0].score > ranked[1].score
+    # no asked noun, no preference: equal evidence scores equally
+    plain = OfflineReranker().score("What is in Russia?", candidates, ["Russia"])
+    assert plain[0].score == plain[1].score
+    assert asked_noun("Which krai is in Russia?") == "krai"
+    assert asked_noun("What Norwegian city hosted it?") == "city"
+    assert asked_noun("What is the capital of Norway?") == "capital"
+    assert asked_noun("Who founded it?") is None and asked_noun("What did she write?") is None
 
 
 def test_a_hop_never_answers_with_its_input_entity() -> None:
