@@ -602,6 +602,41 @@ def _clause_hop(text: str) -> tuple[str, str] | None:
             if end < len(doc) and doc[end].is_punct:
                 new_text = doc[:start].text_with_ws + "\x00" + doc[end:].text
             return _from_dummy(hop), _from_dummy(new_text)
+    return _misparsed_clause_hop(doc)
+
+
+_OBJECT_RELS = ("which", "that", "whom")
+
+
+def _misparsed_clause_hop(doc: Any) -> tuple[str, str] | None:
+    """A relative clause the parser took for a complement clause of the main verb.
+
+    In "Which krai is in the country in which Altai Krai is?" the parser hangs "in which" on the
+    main verb and makes "Altai Krai is" a ``ccomp``; in "... the country that X is a club from?" it
+    reads "that" as a complementiser. Read as written, a clause that opens with "which"/"that"
+    (after a preposition or not) right after "the NOUN" is a relative clause on that noun, so it is
+    inverted as one ("In what country is Altai Krai?")."""
+    for verb in doc:
+        if verb.dep_ != "ccomp" or verb.pos_ not in ("VERB", "AUX"):
+            continue
+        first = min(t.i for t in verb.subtree)
+        if doc[first].dep_ == "prep" and first + 1 < len(doc) and doc[first + 1].lower_ in _OBJECT_RELS:
+            rel = first + 1  # "in which" inside the clause's subtree
+        else:
+            rel = first if doc[first].lower_ in _OBJECT_RELS else first - 1
+        if rel < 1 or doc[rel].lower_ not in _OBJECT_RELS:
+            continue
+        opener = rel - 1 if doc[rel - 1].pos_ == "ADP" and doc[rel].lower_ != "that" else rel
+        if opener < 1 or doc[opener - 1].pos_ != "NOUN" or opener <= verb.head.i:
+            continue
+        built = _build_clause_question(doc, verb, first=opener)
+        if built is not None:
+            hop, start, end = built
+            tail = doc[end:].text
+            new_text = (
+                doc[:start].text_with_ws + "\x00" + ("" if not tail or doc[end].is_punct else " ") + tail
+            )
+            return _from_dummy(hop), _from_dummy(new_text)
     return None
 
 
@@ -654,9 +689,11 @@ def _asked_inside_clause(doc: Any) -> tuple[str, str] | None:
     return None
 
 
-def _build_clause_question(doc: Any, verb: Any) -> tuple[str, int, int] | None:
+def _build_clause_question(doc: Any, verb: Any, first: int | None = None) -> tuple[str, int, int] | None:
+    """The question a clause on a noun asks, and the span (noun phrase and clause) it replaces;
+    ``first`` is where the clause opens when the parse does not say (:func:`_misparsed_clause_hop`)."""
     subtree = sorted(verb.subtree, key=lambda t: t.i)
-    first, last = subtree[0].i, subtree[-1].i
+    first, last = (subtree[0].i if first is None else first), subtree[-1].i
     while last > first and doc[last].is_punct:
         last -= 1
     if verb.dep_ == "acl":

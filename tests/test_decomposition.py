@@ -249,6 +249,14 @@ def _seqs(dec: Decomposition) -> list[list[str]]:
          ["In what county is Springfield, Vermont located?", "What is the population of <ENTITY_Q1>?"]),
         ("What is the official language of Chad?", ["What is the official language of Chad?"]),
         ("Who is the director of Paper Moon?", ["Who is the director of Paper Moon?"]),
+        # relative clauses the parser reads as complement clauses of the main verb
+        ("Which lake is in the state in which Erik Holm lives?",
+         ["In what state does Erik Holm live?", "Which lake is in <ENTITY_Q1>?"]),
+        ("Which county is in the state in which Harlan County is?",
+         ["In what state is Harlan County?", "Which county is in <ENTITY_Q1>?"]),
+        ("Which league is in the country that Ostrava Comets FC is a club from?",
+         ["What country is Ostrava Comets FC a club from?", "Which league is in <ENTITY_Q1>?"]),
+        ("Who said that the band was good?", ["Who said that the band was good?"]),
     ],
 )  # fmt: skip
 def test_offline_chains(offline, question, expected) -> None:
