@@ -716,3 +716,72 @@ def test_a_country_after_a_place_still_closes_a_place_chain(extractor: OfflineEx
     qas = qa_map(extractor.extract(ChunkText("The city of Bergen, Norway, is large.", "Bergen")))
     assert qas["Where is Bergen located?"] == {"Norway"}
     assert not any(q.startswith("What is the city of") or "the city of?" in q for q in qas)
+
+
+def test_a_name_with_a_generic_noun_of_the_land_is_one_place(extractor: OfflineExtractor) -> None:
+    text = (
+        "The Vessa rises in the Tarn mountains and flows into the Black Fen coast near the Kelva peninsula."
+    )
+    gsw = extractor.extract(ChunkText(text, "Vessa"))
+    qas = qa_map(gsw)
+    assert qas["What rises in Tarn mountains?"] == {"Vessa"}
+    assert qas["What flows into Black Fen coast?"] == {"Vessa"}
+    places = {e.name: e for e in gsw.entities if e.type == "PLACE"}
+    assert {"Tarn mountains", "Black Fen coast"} <= set(places)
+    assert "Tarn" in places["Tarn mountains"].aliases  # the bare name still matches
+    # "a" makes the phrase one of a kind, not a name; a nationality before the noun is no name either
+    qas = qa_map(
+        extractor.extract(ChunkText("Ann Dorvik moved to a Federal district in 1990.", "Ann Dorvik"))
+    )
+    assert "Where did Ann Dorvik move to?" not in qas
+    qas = qa_map(
+        extractor.extract(ChunkText("Ann Dorvik moved to the Federal district in 1990.", "Ann Dorvik"))
+    )
+    assert qas["Where did Ann Dorvik move to?"] == {"Federal district"}
+    qas = qa_map(
+        extractor.extract(ChunkText("Ann Dorvik moved to the Russian mountains in 1990.", "Ann Dorvik"))
+    )
+    assert not any("Russian mountains" in a for a in qas.values())
+    qas = qa_map(
+        extractor.extract(ChunkText("The Ostrian mountains run through the middle of Velgrad.", "Velgrad"))
+    )
+    assert qas["What run through the middle of Velgrad?"] == {"Ostrian mountains"}
+
+
+def test_a_list_in_apposition_to_a_plural_place_head_takes_the_head(extractor: OfflineExtractor) -> None:
+    text = "The Velm watershed covers four counties -- Harl, Denby, and Moss -- and portions of two others -- Tull and Brand."
+    qas = qa_map(extractor.extract(ChunkText(text, "Velm watershed")))
+    assert qas["What does Velm watershed cover?"] == {"Harl County", "Denby County", "Moss County"}
+    assert qas["What does Velm watershed cover portions of?"] == {"Tull County", "Brand County"}
+    # "others" with no plural place head before it names no kind: the listed names stay bare
+    names = {
+        e.name
+        for e in extractor.extract(
+            ChunkText("Vell praised Harl and two others -- Tull and Brand.", "Vell")
+        ).entities
+    }
+    assert "Tull" in names and "Tull County" not in names
+
+
+def test_a_body_named_after_an_organisation_the_ner_cut_short(extractor: OfflineExtractor) -> None:
+    gsw = extractor.extract(
+        ChunkText("Adam Reed joined the United States House of Representatives in 1901.", "Adam Reed")
+    )
+    assert {e.name: e.type for e in gsw.entities}["United States House of Representatives"] == "ORG"
+    # an organisation before a job title and a person's name keeps to its own words
+    gsw = extractor.extract(ChunkText("Last year Vantor Systems CEO Mira Holt visited Oslo.", "Oslo"))
+    assert {e.name: e.type for e in gsw.entities}["Mira Holt"] == "PERSON"
+
+
+def test_a_conjoined_preposition_phrase_is_the_verbs(extractor: OfflineExtractor) -> None:
+    text = "The Vessa flows to the Orne River and finally to the Gulf of Tarn."
+    qas = qa_map(extractor.extract(ChunkText(text, "Vessa")))
+    assert qas["Where does Vessa flow to?"] == {"Orne River", "Gulf of Tarn"}
+    assert any(a == {"Vessa"} and "Gulf of Tarn" in q for q, a in qas.items())
+    # a preposition conjoined to another preposition (not to a verb) stays inside its noun phrase
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Marten Vole sold maps of the Orne River and of the Gulf of Tarn.", "Marten Vole")
+        )
+    )
+    assert not any("Gulf of Tarn" in a for a in qas.values())

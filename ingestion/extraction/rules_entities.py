@@ -19,12 +19,14 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     ABSTRACT_NOUNS,
     APPROXIMATORS,
     ASPECT_NOUNS,
+    FEATURE_NOUNS,
     GROUP_PRONOUNS,
     MEASURE_UNITS,
     NER_TYPES,
     NOUN_TYPES,
     PERSON_PRONOUNS,
     THING_PRONOUNS,
+    country_of_demonym,
     party_of_adjective,
 )
 
@@ -123,7 +125,7 @@ class EntityTable:
             if start < end:
                 spans.append((start, end, etype))
         spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
-        spans = _body_names(doc, spans)
+        spans = _feature_names(doc, _body_names(doc, spans))
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
         self._names, heads = _shared_plural_heads(doc)
@@ -520,9 +522,15 @@ def _renamed(name: str, etype: str) -> tuple[str, str, str]:
         bare = re.sub(r"^(?:only|just|some)\s+(?=[\d−-])", "", name)
         return bare, etype, name if bare != name else ""
     if etype == "PLACE":
-        bare = re.sub(r"\s+(?:state|district|province|region|prefecture)$", "", name)
+        bare = _GENERIC_TAIL.sub("", name)
         return name, etype, bare if bare != name and bare[:1].isupper() else ""
     return name, etype, ""
+
+
+# Lowercase generic nouns closing a place's written name ("Kerala state", "the Tarn mountains").
+_GENERIC_TAIL = re.compile(
+    r"(?:\s+(?:state|province|region|prefecture|" + "|".join(sorted(FEATURE_NOUNS)) + r"))+$"
+)
 
 
 def _personal_name(name: str) -> bool:
@@ -646,7 +654,7 @@ def _shared_plural_heads(doc: Doc) -> tuple[dict[tuple[int, int], str], set[int]
     out: dict[tuple[int, int], str] = {}
     heads: set[int] = set()
     for tok in doc:
-        head = _PLURAL_PLACE_HEADS.get(tok.lower_)
+        head = _PLURAL_PLACE_HEADS.get(tok.lower_) or _head_of_others(tok)
         if head is None:
             continue
         firsts = [c for c in tok.children if c.dep_ in {"nmod", "compound", "amod"} and c.pos_ == "PROPN"]
@@ -662,6 +670,8 @@ def _shared_plural_heads(doc: Doc) -> tuple[dict[tuple[int, int], str], set[int]
             key=lambda m: m.i,
         )
         if len(members) < 2:
+            members = _listed_after(tok)
+        if len(members) < 2:
             continue  # one name before a plural head is a name of its own: "the Windward Islands"
         for member in members:
             start = member.i
@@ -670,6 +680,27 @@ def _shared_plural_heads(doc: Doc) -> tuple[dict[tuple[int, int], str], set[int]
             out[(start, member.i + 1)] = f"{doc[start : member.i + 1].text} {head}"
             heads.add(tok.i)
     return out, heads
+
+
+def _head_of_others(tok: Token) -> str | None:
+    """``four counties -- ... -- and three others -- Tull and Brand``: "others" stands for the kind
+    the plural head before it in the sentence named, so its listed names take that head too."""
+    if tok.lower_ != "others":
+        return None
+    for prev in reversed(tok.doc[tok.sent.start : tok.i]):
+        if prev.lower_ in _PLURAL_PLACE_HEADS:
+            return _PLURAL_PLACE_HEADS[prev.lower_]
+    return None
+
+
+def _listed_after(head: Token) -> list[Token]:
+    """``four counties -- Harl, Denby and Moss``: the proper nouns a list in apposition to a plural
+    place head names, in order (each a member of that kind); empty when no such list follows."""
+    firsts = [c for c in head.children if c.dep_ == "appos" and c.pos_ == "PROPN" and c.i > head.i]
+    return sorted(
+        {m.i: m for first in firsts for m in (first, *first.conjuncts) if m.pos_ == "PROPN"}.values(),
+        key=lambda m: m.i,
+    )
 
 
 _RANGE_WORDS = {"to", "and", "until", "till", "through", "-", "–", "—", "--", "between", "from"}
@@ -744,7 +775,7 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
     for start, end, etype in spans:
         head = doc[end - 1].head if end < len(doc) else None
         if (
-            etype == "PLACE"
+            etype in {"PLACE", "ORG"}
             and head is not None
             and doc[end - 1].dep_ == "compound"
             and head.i >= end
@@ -766,6 +797,68 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
         else:
             out.append((start, end, etype))
     return out
+
+
+def _feature_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``the Tarn mountains`` / ``Velm district``: proper nouns compounded into a lowercase noun of
+    the land or water name one place, the generic noun included.
+
+    The NER leaves the generic noun out (or tags the proper nouns a person), so the phrase's head,
+    which the parser makes the preposition's object, named no entity and the place was lost. The
+    proper nouns must run unbroken up to the noun, each modifying a later word of the run, and no
+    mention may reach across the run's edges; mentions inside it give way.
+    """
+    out = list(spans)
+    for noun in doc:
+        if noun.pos_ != "NOUN" or not noun.is_lower or noun.lemma_ not in FEATURE_NOUNS:
+            continue
+        start = _name_run_start(doc, noun)
+        if start is None or any(
+            s < noun.i + 1 and start < e and not (start <= s and e <= noun.i) for s, e, _t in out
+        ):
+            continue
+        out = [sp for sp in out if not (start <= sp[0] and sp[1] <= noun.i)]
+        out.append((start, noun.i + 1, "PLACE"))
+    return sorted(out)
+
+
+def _name_run_start(doc: Doc, noun: Token) -> int | None:
+    """The first word of the capitalised proper nouns (with glued hyphens and lowercase generic nouns
+    between them and ``noun``, as in "the Arn-Tol mountain range") that modify ``noun``; None when
+    none do, or when a proper noun before them leaves the name's start in doubt."""
+    start = noun.i
+    while start > 0:
+        prev = doc[start - 1]
+        inside = start - 1 < prev.head.i <= noun.i
+        if _name_word(prev) and inside:
+            start -= 1
+        elif _inner_hyphen(doc, start - 1) or prev.is_lower and prev.lemma_ in FEATURE_NOUNS and inside:
+            start -= 1
+        else:
+            break
+    while start < noun.i and not _name_word(doc[start]):
+        start += 1  # the run opens with a name, not a hyphen or a generic noun
+    before = doc[start - 1] if start > 0 else None
+    if (
+        start == noun.i
+        or before is not None
+        and (before.pos_ == "PROPN" or before.lower_ in {"a", "an"} or before.tag_ == "POS")
+    ):
+        return None  # "a Tarn district" is one of a kind; in "Leeds's Holt district" the owner places it
+    if doc[start].pos_ == "ADJ" and (before is None or before.lower_ != "the"):
+        return None  # "Federal district": an adjective names a place only after "the"
+    return start
+
+
+def _name_word(tok: Token) -> bool:
+    """A capitalised proper noun, or a capitalised adjective that is no nationality ("the Ostrian
+    mountains" is a name; "the Russian mountains" are mountains in Russia)."""
+    return tok.text[:1].isupper() and (
+        tok.pos_ == "PROPN"
+        or tok.pos_ == "ADJ"
+        and not tok.is_sent_start
+        and country_of_demonym(tok.text) is None
+    )
 
 
 _SUFFIXES = frozenset({"Sr.", "Jr.", "Sr", "Jr", "II", "III", "IV"})

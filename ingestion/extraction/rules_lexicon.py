@@ -291,3 +291,11 @@ APPROXIMATORS = frozenset(
 )
 # Adjectives of size after an amount, with the attribute each measures: "218 miles long".
 DIMENSIONS = {"long": "length", "tall": "height", "high": "height", "wide": "width", "deep": "depth"}
+
+# Lowercase generic nouns of the land and water that close a place's name after a proper noun ("the
+# Tarn mountains", "Velm district"): the name with its generic noun is the place a model names.
+FEATURE_NOUNS = frozenset(
+    "mountain mountains range peninsula coast coastline desert district river lake island islands valley "
+    "basin watershed plateau plain plains gulf bay strait channel glacier forest canyon highlands "
+    "lowlands delta archipelago lagoon estuary".split()
+)

@@ -347,7 +347,7 @@ class RelationRules:
                 found.extend(self._from_noun(child, []))
             elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:
                 found.extend(self._direction_paths(child, [], 0))
-            elif child.dep_ in {"prep", "agent"}:
+            elif child.dep_ in {"prep", "agent"} or _conjoined_prep(child):
                 # "from 1951 to 1957": the second preposition hangs on the first
                 preps = [child, *(g for g in child.children if g.dep_ == "prep" and g.lower_ in _RANGE_PREPS)]
                 for prep in preps:
@@ -1209,6 +1209,12 @@ def closing_appositive(noun: Token) -> Token | None:
         ):
             return tok
     return None
+
+
+def _conjoined_prep(tok: Token) -> bool:
+    """``flows to X and finally to Y``: the parser hangs a second preposition phrase on the verb as a
+    conjunct, not a preposition; it is one more of the verb's preposition phrases all the same."""
+    return tok.dep_ == "conj" and tok.pos_ == "ADP" and tok.head.pos_ in {"VERB", "AUX"}
 
 
 def coordinated(tok: Token) -> list[Token]:
