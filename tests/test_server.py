@@ -773,6 +773,18 @@ def test_sigkill_mid_ingest_the_restarted_server_reports_the_job_interrupted_and
         server.stop()
 
 
+def _entity_difference(driver: Any, first: str, second: str) -> dict[str, list]:
+    """Entities (id, name, types, aliases) one namespace holds and the other does not: what a failed
+    comparison of two memories should show."""
+    query = "MATCH (e:Entity {namespace: $ns}) RETURN e.id AS id, e.name AS name, e.types AS types, e.aliases AS aliases"
+    rows = {ns: {(r["id"], r["name"], str(r["types"]), str(r["aliases"])) for r in driver.execute_query(query, ns=ns)[0]}
+            for ns in (first, second)}  # fmt: skip
+    return {
+        f"only in {first}": sorted(rows[first] - rows[second]),
+        f"only in {second}": sorted(rows[second] - rows[first]),
+    }
+
+
 def test_two_servers_on_one_neo4j_given_the_same_input_at_once_each_write_a_document_exactly_once(
     tmp_path: Path, neo4j_server, settings, driver
 ) -> None:
@@ -824,7 +836,9 @@ def test_two_servers_on_one_neo4j_given_the_same_input_at_once_each_write_a_docu
         alone = clients[0].get(f"/v1/namespaces/{clean}/stats").json()
         graph_keys = ("documents", "documents_done", "chunks", "entities", "verb_phrases", "qa_pairs", "qa_edges",
                       "gists", "has_chunk_edges", "mentions_edges", "has_verb_phrase_edges", "role_in_edges")  # fmt: skip
-        assert {k: split[0][k] for k in graph_keys} == {k: alone[k] for k in graph_keys}
+        assert {k: split[0][k] for k in graph_keys} == {k: alone[k] for k in graph_keys}, _entity_difference(
+            driver, shared, clean
+        )
         for key in ("qa_vectors", "chunk_vectors"):
             assert split[0][key] + split[1][key] == alone[key], (key, split, alone)
         for client in clients:
