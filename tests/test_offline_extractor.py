@@ -65,6 +65,11 @@ def qa_map(gsw: GSW) -> dict[str, set[str]]:
     return {qa.question: {gsw.entity(a).name for a in qa.answer_entity_ids} for qa in gsw.qa_pairs}
 
 
+def entity_names(extractor: OfflineExtractor, text: str, title: str | None = None) -> set[str]:
+    """The names of the entities the extractor finds in one text."""
+    return {e.name for e in extractor.extract(ChunkText(text, title)).entities}
+
+
 def test_interface(extractor: OfflineExtractor) -> None:
     assert extractor.name == "offline-spacy"
     assert isinstance(extractor.version, str) and extractor.version
@@ -606,20 +611,14 @@ def test_a_body_named_after_a_place_is_one_organisation(extractor: OfflineExtrac
 
 
 def test_one_name_before_a_plural_place_head_keeps_its_plural(extractor: OfflineExtractor) -> None:
-    names = {
-        e.name
-        for e in extractor.extract(
-            ChunkText("Paea lies in the administrative subdivision of the Windward Islands.", "Paea")
-        ).entities
-    }
+    names = entity_names(
+        extractor, "Paea lies in the administrative subdivision of the Windward Islands.", "Paea"
+    )
     assert "Windward Islands" in names and "Windward Island" not in names
     # two listed names share the head, each named with it
-    names = {
-        e.name
-        for e in extractor.extract(
-            ChunkText("The Haw River flows through Guilford and Rockingham Counties.", "Haw River")
-        ).entities
-    }
+    names = entity_names(
+        extractor, "The Haw River flows through Guilford and Rockingham Counties.", "Haw River"
+    )
     assert {"Guilford County", "Rockingham County"} <= names
 
 
@@ -754,12 +753,7 @@ def test_a_list_in_apposition_to_a_plural_place_head_takes_the_head(extractor: O
     assert qas["What does Velm watershed cover?"] == {"Harl County", "Denby County", "Moss County"}
     assert qas["What does Velm watershed cover portions of?"] == {"Tull County", "Brand County"}
     # "others" with no plural place head before it names no kind: the listed names stay bare
-    names = {
-        e.name
-        for e in extractor.extract(
-            ChunkText("Vell praised Harl and two others -- Tull and Brand.", "Vell")
-        ).entities
-    }
+    names = entity_names(extractor, "Vell praised Harl and two others -- Tull and Brand.", "Vell")
     assert "Tull" in names and "Tull County" not in names
 
 
