@@ -247,7 +247,8 @@ def test_payload_indexes_are_created(tmp_path: Path) -> None:
         schema = shard.info().payload_schema
     finally:
         shard.close()
-    assert {"namespace", "key", "doc_id", *INDEXED_FIELDS} <= set(schema)
+    assert {"namespace", "doc_id", *INDEXED_FIELDS} <= set(schema)
+    assert "key" not in schema  # lookups by key go by point id (a hash of the key), never by index
     assert schema["namespace"].data_type == qe.PayloadSchemaType.Keyword
     assert schema["namespace"].params.is_tenant is True
     assert schema["doc_id"].data_type == qe.PayloadSchemaType.Keyword
