@@ -320,7 +320,8 @@ def named_entities(query: str, found: Sequence[dict[str, Any]]) -> tuple[dict[st
     Returns ``({entity id: name}, unmatched)``. An entity is a subject when its name or an
     alias (with a capital letter or a digit: a common noun such as "play" is not a subject)
     occurs in the question as whole words with its own capitals (any case for a place, person or
-    organisation), equals a name the question spells
+    organisation, except a lower-case word right after a wh-word or article: "Which river ..."
+    names no entity called "River"), equals a name the question spells
     (:func:`name_spans`, compared as reconciliation compares names), or contains such a name
     as its last words ("Ibsen" for "Henrik Ibsen"). A name inside a longer matched name
     ("Eyes" in "Big Eyes") does not count. ``unmatched`` is True when the question spells
