@@ -598,11 +598,15 @@ def _clause_hop(text: str) -> tuple[str, str] | None:
         built = _build_clause_question(doc, verb)
         if built is not None:
             hop, start, end = built
-            new_text = doc[:start].text_with_ws + "\x00" + (" " if end < len(doc) else "") + doc[end:].text
-            if end < len(doc) and doc[end].is_punct:
-                new_text = doc[:start].text_with_ws + "\x00" + doc[end:].text
-            return _from_dummy(hop), _from_dummy(new_text)
+            return _from_dummy(hop), _from_dummy(_with_placeholder(doc, start, end))
     return _misparsed_clause_hop(doc)
+
+
+def _with_placeholder(doc: Any, start: int, end: int) -> str:
+    """The text with tokens ``start:end`` (the noun phrase a hop now answers) replaced by the
+    placeholder mark, spaced as the text was."""
+    tail = doc[end:].text
+    return doc[:start].text_with_ws + "\x00" + ("" if not tail or doc[end].is_punct else " ") + tail
 
 
 _OBJECT_RELS = ("which", "that", "whom")
@@ -632,11 +636,7 @@ def _misparsed_clause_hop(doc: Any) -> tuple[str, str] | None:
         built = _build_clause_question(doc, verb, first=opener)
         if built is not None:
             hop, start, end = built
-            tail = doc[end:].text
-            new_text = (
-                doc[:start].text_with_ws + "\x00" + ("" if not tail or doc[end].is_punct else " ") + tail
-            )
-            return _from_dummy(hop), _from_dummy(new_text)
+            return _from_dummy(hop), _from_dummy(_with_placeholder(doc, start, end))
     return None
 
 
