@@ -605,6 +605,10 @@ class Ingestor:
             part = keys[start : start + 2000]
             for row in self.graph.read("traversals/entities_by_normalized_name", keys=part):
                 found.append(StoredEntity(row["key"], row["id"], row["types"], "name"))
+            # a second read: another writer may have committed a node between the two, so a key that
+            # is the node's own name counts as its name here too (as an alias, a one-word name such
+            # as "Sweden" would not join across documents, and the mention would make a second node)
             for row in self.graph.read("traversals/entities_by_alias_key", keys=part):
-                found.append(StoredEntity(row["key"], row["id"], row["types"], "alias"))
+                via = "name" if row["own_name"] else "alias"
+                found.append(StoredEntity(row["key"], row["id"], row["types"], via))
         return found

@@ -245,6 +245,29 @@ def test_binary_and_control_character_text_is_rejected_by_name(memory: Memory, t
     assert memory.ingest([{"id": "ordinary", "text": ordinary}]).ingested == 1
 
 
+def test_a_stored_name_found_by_the_alias_lookup_still_counts_as_the_nodes_name(memory: Memory) -> None:
+    """Reconciliation reads stored nodes by name, then by alias key, in two reads. A node another
+    writer commits between them is seen only by the second, under its own name (a node's alias keys
+    hold its name): it must count as named there, or a one-word name ("Sweden") would not join
+    across documents and a second writer's mention would make a second node of it."""
+    memory.ingest([{"id": "lund", "title": "Anna Berg",
+                    "text": "Anna Berg was born in Lund in 1900. Anna Berg later taught history at a school in Sweden."}])  # fmt: skip
+    ingestor = memory.ingestor
+    by_alias = ingestor.graph.read("traversals/entities_by_alias_key", keys=["sweden"])
+    assert by_alias and all(row["own_name"] for row in by_alias)  # the alias read alone finds it
+    stored = ingestor._existing_entities(["sweden"])
+    assert {s.via for s in stored} == {"name"} and len({s.id for s in stored}) == 1
+    # a resolver that only ever saw the alias read (the race) joins a later document's mention to it
+    from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
+
+    resolver = EntityResolver(
+        lambda keys: [StoredEntity(r["key"], r["id"], r["types"], "name" if r["own_name"] else "alias")
+                      for r in ingestor.graph.read("traversals/entities_by_alias_key", keys=keys)]
+    )  # fmt: skip
+    resolver.prime(["sweden"])
+    assert resolver.resolve("Sweden", type_="PLACE", doc_id="another")[0] == stored[0].id
+
+
 # ------------------------------------------------------------------ type-aware reconciliation
 
 
