@@ -604,11 +604,15 @@ class Ingestor:
         for start in range(0, len(keys), 2000):
             part = keys[start : start + 2000]
             for row in self.graph.read("traversals/entities_by_normalized_name", keys=part):
-                found.append(StoredEntity(row["key"], row["id"], row["types"], "name"))
-            # a second read: another writer may have committed a node between the two, so a key that
-            # is the node's own name counts as its name here too (as an alias, a one-word name such
-            # as "Sweden" would not join across documents, and the mention would make a second node)
+                found.append(stored_entity(row, "name"))
             for row in self.graph.read("traversals/entities_by_alias_key", keys=part):
-                via = "name" if row["own_name"] else "alias"
-                found.append(StoredEntity(row["key"], row["id"], row["types"], via))
+                found.append(stored_entity(row, "alias"))
         return found
+
+
+def stored_entity(row: dict[str, Any], via: str) -> StoredEntity:
+    """A stored node as a lookup row found it, ``via`` its name or an alias key. The alias read
+    runs after the name read, and another writer may commit a node between the two: a key that is
+    the node's own name (``own_name``) counts as its name whichever read found it, or a one-word name
+    such as "Sweden" would, as an alias, not join across documents and a second node would be made."""
+    return StoredEntity(row["key"], row["id"], row["types"], "name" if row.get("own_name") else via)

@@ -123,6 +123,17 @@ _VERBS_AFTER_WH = frozenset(
 _REL_NOUN = re.compile(r"\bthe\s+(?:(?:\w+)\s+){0,2}?(\w+)\s+of\b", re.IGNORECASE)
 
 
+def _after_wh(question: str) -> tuple[str, list[str], str] | None:
+    """The question's first wh-word (lower case), the words after it (lower case) and the text
+    after it, or None when it has none."""
+    text = " ".join(question.strip().split())
+    match = _WH.search(text)
+    if match is None:
+        return None
+    tail = text[match.end() :]
+    return match.group(1).lower(), re.findall(r"[\w'’-]+", tail.lower()), tail
+
+
 def expected_type(question: str) -> ExpectedType | None:
     """The kind of answer ``question`` asks for, or None when it does not say.
 
@@ -130,12 +141,10 @@ def expected_type(question: str) -> ExpectedType | None:
     in what city?") and the noun right after it ("what country"); for "What
     is the capital of X?" the relational noun ("capital") decides.
     """
-    text = " ".join(question.strip().split())
-    match = _WH.search(text)
-    if match is None:
+    found = _after_wh(question)
+    if found is None:
         return None
-    wh = match.group(1).lower()
-    rest = re.findall(r"[\w'’-]+", text[match.end() :].lower())
+    wh, rest, tail = found
     if wh == "when":
         return ExpectedType("date", "when")
     if wh == "where":
@@ -158,7 +167,7 @@ def expected_type(question: str) -> ExpectedType | None:
         if wh == "whose":
             return ExpectedType("agent", "whose")
         return None
-    rel = _REL_NOUN.search(text[match.end() :])
+    rel = _REL_NOUN.search(tail)
     if rel is not None and rel.group(1).lower() in _NOUN_KINDS:
         noun = rel.group(1).lower()
         return ExpectedType(_NOUN_KINDS[noun], noun)
@@ -174,12 +183,10 @@ def asked_noun(question: str) -> str | None:
     expected = expected_type(question)
     if expected is not None and expected.noun in _NOUN_KINDS:
         return expected.noun
-    text = " ".join(question.split())
-    match = _WH.search(text)
-    if match is None or match.group(1).lower() not in ("what", "which"):
+    found = _after_wh(question)
+    if found is None or found[0] not in ("what", "which"):
         return None
-    following = re.findall(r"[\w'’-]+", text[match.end() :].lower())[:3]
-    words = [w for w in following if w not in _SKIP_AFTER_WH]
+    words = [w for w in found[1][:3] if w not in _SKIP_AFTER_WH]
     if not words or words[0] in _VERBS_AFTER_WH or _WH.fullmatch(words[0]):
         return None
     return words[0]

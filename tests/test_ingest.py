@@ -258,10 +258,11 @@ def test_a_stored_name_found_by_the_alias_lookup_still_counts_as_the_nodes_name(
     stored = ingestor._existing_entities(["sweden"])
     assert {s.via for s in stored} == {"name"} and len({s.id for s in stored}) == 1
     # a resolver that only ever saw the alias read (the race) joins a later document's mention to it
-    from engramdb.ingestion.reconcile import EntityResolver, StoredEntity
+    from engramdb.ingestion.pipeline import stored_entity
+    from engramdb.ingestion.reconcile import EntityResolver
 
     resolver = EntityResolver(
-        lambda keys: [StoredEntity(r["key"], r["id"], r["types"], "name" if r["own_name"] else "alias")
+        lambda keys: [stored_entity(r, "alias")
                       for r in ingestor.graph.read("traversals/entities_by_alias_key", keys=keys)]
     )  # fmt: skip
     resolver.prime(["sweden"])
