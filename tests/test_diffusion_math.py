@@ -10,6 +10,7 @@ import pytest
 from engramdb.retrieval.diffusion.strategy import title_keys, walk_graph
 from engramdb.retrieval.diffusion.walk import (
     entity_activation,
+    fact_share,
     frequency_reward,
     fuse,
     minmax,
@@ -107,6 +108,19 @@ def test_entity_activation_combines_fact_evidence_reward_and_chunk_penalty() -> 
     assert restart.sum() == pytest.approx(1.0) and restart[3] == restart[4] == 0.0
     assert restart[0] / restart[2] == pytest.approx(0.8 / 0.6)
     assert not restart_vector([], 4).any()
+
+
+def test_a_fact_listing_many_entities_weighs_two_entities_worth() -> None:
+    # a triple-like fact about the asked entity (0) against a list fact naming six rare entities
+    facts = [(0.9, [0, 1]), (0.8, [1, 2, 3, 4, 5, 6, 7])]
+    counts = np.array([3, 10, 1, 1, 1, 1, 1, 1])
+    by_entity = {a.entity: a for a in entity_activation(facts, counts, alpha=2.0, beta=1.0)}
+    assert fact_share(1) == fact_share(2) == 1.0 and fact_share(7) == pytest.approx(2 / 7)
+    assert by_entity[2].value == pytest.approx(0.8 * 2 / 7 * 2.2642411176571153)
+    # entity 1 is in both: its evidence averages the triple's whole similarity and the list's share
+    assert by_entity[1].fact_evidence == pytest.approx((0.9 + 0.8 * 2 / 7) / 2)
+    # unshared, each list member (one chunk) would start with 2.7× the asked entity's mass
+    assert by_entity[0].value > by_entity[2].value
 
 
 def test_minmax_and_fusion_on_hand_computed_values() -> None:

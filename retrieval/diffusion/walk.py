@@ -59,12 +59,21 @@ def entity_activation(
     ``facts`` are ``(similarity, entity node indices)`` of the top-K facts;
     ``chunk_counts[i]`` is how many chunks mention entity ``i``. An entity named
     twice by the same fact counts once for that fact.
+
+    A fact naming more than two entities gives each its similarity times
+    ``2 / entities`` (:func:`fact_share`): the method's facts are triples, two
+    entities each, while a GSW verb phrase may list a dozen ("the euro is the
+    currency of Austria, Belgium, Cyprus, ..."). Unshared, such a list gave each
+    rare member a whole fact's activation, so for a question about Brussels the
+    walk started mostly from Malta and Latvia, not from Brussels.
     """
     totals: dict[int, float] = {}
     hits: dict[int, int] = {}
     for similarity, entities in facts:
-        for entity in dict.fromkeys(entities):
-            totals[entity] = totals.get(entity, 0.0) + float(similarity)
+        named = dict.fromkeys(entities)
+        share = fact_share(len(named))
+        for entity in named:
+            totals[entity] = totals.get(entity, 0.0) + float(similarity) * share
             hits[entity] = hits.get(entity, 0) + 1
     out = []
     for entity in sorted(totals):
@@ -73,6 +82,12 @@ def entity_activation(
         value = evidence * float(frequency_reward(hits[entity], alpha, beta)) / max(1, chunks)
         out.append(Activation(entity, evidence, hits[entity], chunks, value))
     return out
+
+
+def fact_share(entities: int) -> float:
+    """The part of a fact's similarity each of its ``entities`` receives: whole for up to two (a
+    triple's subject and object), ``2 / entities`` beyond, so a fact weighs two entities' worth."""
+    return 1.0 if entities <= 2 else 2.0 / entities
 
 
 def restart_vector(activations: Sequence[Activation], size: int) -> np.ndarray:
