@@ -600,7 +600,8 @@ def token_counts(texts: Sequence[str]) -> list[int]:
     """Each text's WordPiece tokens, as :func:`count_tokens` counts them, in one tokenizer call."""
     if not texts:
         return []
-    encoded = _counting_tokenizer().encode_batch([t or "" for t in texts], add_special_tokens=False)
+    # the fast form skips character offsets, which a count never reads (about a quarter faster)
+    encoded = _counting_tokenizer().encode_batch_fast([t or "" for t in texts], add_special_tokens=False)
     return [len(e.ids) if t else 0 for t, e in zip(texts, encoded, strict=True)]
 
 
@@ -613,4 +614,4 @@ def count_tokens(texts: Sequence[str]) -> int:
     texts = [t for t in texts if t]
     if not texts:
         return 0
-    return sum(len(e.ids) for e in _counting_tokenizer().encode_batch(texts, add_special_tokens=False))
+    return sum(len(e.ids) for e in _counting_tokenizer().encode_batch_fast(texts, add_special_tokens=False))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -38,6 +38,9 @@ class PassageStrategy(AskStrategy):
 
     recipe_type = PassageRecipe
     recipe: PassageRecipe
+    #: Whether ranking embeds the question. When it does not (BM25), the offline answer's QA search
+    #: needs the vector all the same: it is computed on the I/O pool while the ranking waits on Neo4j.
+    ranks_by_vector: ClassVar[bool] = True
 
     def __init__(self, context: AskContext, recipe: Recipe | None = None) -> None:
         super().__init__(context, recipe)
@@ -58,6 +61,12 @@ class PassageStrategy(AskStrategy):
         question = require_question(question)
         started = time.perf_counter()
         budget = self.recipe.budget
+        offline = self.answerer is None
+        vector = (
+            IO_POOL.submit(self.context.embedder.embed_query, question)
+            if offline and not self.ranks_by_vector
+            else None
+        )
         rows = self.passages(
             question, self.recipe.top_k if budget is None else max(self.recipe.top_k, PASSAGE_POOL)
         )
@@ -67,11 +76,12 @@ class PassageStrategy(AskStrategy):
             evidence = pack(evidence, budget, focus=[question])
         t0 = time.perf_counter()
         citing = IO_POOL.submit(citations, self.context.graph, evidence, rows)
-        if self.answerer is not None:
+        if not offline:
             reply = self.answerer.answer_texts(question, [e.text for e in evidence])
             answer, answered_by = reply.text, reply.source
         else:
-            answer, answered_by = self.evidence_answerer.answer(question, evidence).text, "offline"
+            query = None if vector is None else vector.result()
+            answer, answered_by = self.evidence_answerer.answer(question, evidence, query).text, "offline"
         timings["answer"] = time.perf_counter() - t0
         cited = citing.result()
         timings["total"] = time.perf_counter() - started
@@ -89,6 +99,7 @@ class BM25Passages(PassageStrategy):
 
     name = "bm25"
     summary = "baseline: top passages by BM25 keyword search"
+    ranks_by_vector = False
 
     def passages(self, question: str, limit: int) -> list[dict[str, Any]]:
         graph = self.context.graph
