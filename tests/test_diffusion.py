@@ -352,6 +352,16 @@ def test_without_gists_the_same_passages_come_alone(films) -> None:
     assert alone.evidence_tokens < paired.evidence_tokens
 
 
+def test_with_a_budget_the_gists_follow_every_passage(films) -> None:
+    memory, _ = films
+    result = strategy(memory, budget=2000).ask("Where was the director of Big Eyes born?")
+    kinds = [e.kind for e in result.evidence]
+    assert "gist" in kinds and "passage" in kinds and set(kinds) == {"passage", "gist"}
+    last_passage = max(i for i, k in enumerate(kinds) if k == "passage")
+    assert last_passage < kinds.index("gist"), kinds  # a gist never displaces a passage
+    assert result.evidence_tokens <= 2000
+
+
 def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
     memory, _ = films
     result = strategy(memory).ask("Which film came out first, Big Eyes or Edward Scissorhands?")
