@@ -548,9 +548,11 @@ class DiffusionStrategy(AskStrategy):
         timings["answer"] = time.perf_counter() - t0
         evidence = paired_evidence(rows, dict(selected), self.recipe.gists)
         if self.recipe.budget is not None:
-            # passages by fused score, a gist only where it adds to its passage; offline, the answer
+            # passages by fused score, then gists where they add to a passage; offline, the answer
             # rests on what the reader is given, as for every strategy with a budget
-            evidence = fill_budget(ctx, self.recipe.budget, passages_first(evidence), [question, *queries], tier=tier)
+            evidence = fill_budget(
+                ctx, self.recipe.budget, passages_first(evidence), [question, *queries], tier=tier
+            )
             citing = IO_POOL.submit(citations, ctx.graph, evidence, [*rows, *(tier.result() if tier else [])])
             if offline is not None:
                 found = self.evidence_answerer.answer(
