@@ -779,3 +779,26 @@ def test_a_conjoined_preposition_phrase_is_the_verbs(extractor: OfflineExtractor
         )
     )
     assert not any("Gulf of Tarn" in a for a in qas.values())
+
+
+def test_a_preposition_phrase_hung_on_a_named_object_is_the_verbs(extractor: OfflineExtractor) -> None:
+    # the parser hangs "on ZTV" on the date and "by Colm Dray" on the primary: both are the verb's
+    text = "Tarnwick Live is a quiz show which ran from March 2, 1981, to June 9, 1983, on ZTV."
+    qas = qa_map(extractor.extract(ChunkText(text, "Tarnwick Live")))
+    assert any(a == {"ZTV"} and "Tarnwick Live" in q for q, a in qas.items())
+    assert any(a == {"Tarnwick Live"} and "ZTV" in q for q, a in qas.items())
+    qas = qa_map(
+        extractor.extract(ChunkText("Orla Benn was beaten in the 1950 Liberal primary by Colm Dray.", ""))
+    )
+    assert qas["Who beat Orla Benn?"] == {"Colm Dray"}
+    assert qas["Who was beaten by Colm Dray?"] == {"Orla Benn"}
+    # "of" builds the object's own name or description: no question of the verb
+    qas = qa_map(extractor.extract(ChunkText("Orla Benn visited the Hall of Tarn.", "Orla Benn")))
+    assert not any(q.endswith(" of?") for q in qas)
+
+
+def test_a_party_word_before_a_persons_name_is_their_party(extractor: OfflineExtractor) -> None:
+    text = "The Velm district has been represented since 2003 by Republican Tom Hanley."
+    qas = qa_map(extractor.extract(ChunkText(text, "Velm district")))
+    assert qas["What party was Tom Hanley a member of?"] == {"Republican Party"}
+    assert qas["Who was a member of the Republican Party?"] == {"Tom Hanley"}

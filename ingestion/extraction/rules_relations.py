@@ -27,6 +27,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     RELATIVE_PRONOUNS,
     country_of_demonym,
     participle_of_past,
+    party_of_adjective,
     past_of_participle,
     place_kind,
 )
@@ -42,6 +43,7 @@ _SITES = frozenset(
     "airport bridge building castle cathedral church hall highway park road stadium station street".split()
 )
 _RANGE_PREPS = {"to", "until", "till", "through"}
+_NAME_PREPS = {"of", "'s", "than"}  # prepositions inside a name or a comparison, never the verb's
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
 
@@ -71,6 +73,7 @@ class _Path:
     via_prep: bool = False  # the path starts at a preposition of the predicate
     noun: Token | None = None  # the describing noun on the path, if any
     count_noun: Token | None = None  # "1,200 stores": the counted noun
+    hung: bool = False  # a preposition phrase the parser hung on a named object (see ``_hung_on_name``)
 
 
 class RelationRules:
@@ -354,7 +357,7 @@ class RelationRules:
                     for pobj in prep.children:
                         if pobj.dep_ == "pobj":
                             for p in self._from_noun(pobj, [prep.lower_]):
-                                p.agent = prep.dep_ == "agent"
+                                p.agent = p.agent if p.hung else prep.dep_ == "agent"
                                 p.via_prep = True
                                 found.append(p)
         seen: set[str] = set()
@@ -373,6 +376,8 @@ class RelationRules:
                 out.append(_Path(list(prefix), key, member))
                 for extra in self._co_places(member, key):  # "Nashville, Tennessee"
                     out.append(_Path(list(prefix), extra, member))
+                if depth == 0 and (not prefix or prefix[-1] != "of"):
+                    out.extend(self._hung_on_name(member, key))
                 continue
             if not nominal(member) or depth >= 2:
                 continue
@@ -420,6 +425,32 @@ class RelationRules:
                     for p in self._direction_paths(child, [*prefix, *words], depth + 1):
                         p.noun = p.noun or member
                         out.append(p)
+        return out
+
+    def _hung_on_name(self, tok: Token, key: str, hops: int = 0) -> list[_Path]:
+        """``aired from May 1 to June 5 on CBS`` / ``was defeated in the 1942 primary by X``.
+
+        The small parser hangs a verb's later preposition phrase on the named object just before it
+        (a date, an event, a district), where no noun path reaches it. A name takes no such
+        modifier ("of" aside, which builds names and descriptions), so the phrase is the verb's:
+        its entities are paths of the predicate with that preposition alone. Places nested in
+        places stay with :meth:`_co_places`.
+        """
+        out: list[_Path] = []
+        host = self.t.get(key).type
+        for prep in tok.children:
+            if prep.dep_ != "prep" or prep.lower_ in _NAME_PREPS:
+                continue
+            for pobj in (g for g in prep.children if g.dep_ == "pobj"):
+                for member in coordinated(pobj):
+                    k = self.t.key_at(member)
+                    if k is None or k == key:
+                        continue
+                    if host == "PLACE" and self.t.get(k).type == "PLACE" and prep.lower_ == "in":
+                        continue
+                    out.append(_Path([prep.lower_], k, member, agent=prep.lower_ == "by", hung=True))
+                    if hops < 1:
+                        out.extend(self._hung_on_name(member, k, hops + 1))
         return out
 
     def _direction_paths(self, adverb: Token, prefix: list[str], depth: int) -> list[_Path]:
@@ -1062,9 +1093,27 @@ class RelationRules:
             return
         for child in tok.children:
             ckey = self.t.key_at(child)
-            if child.i < tok.i and child.dep_ in {"amod", "compound"} and ckey and ckey != key:
-                if self.t.get(ckey).type == "NORP":
-                    self._nationality(key, self.t.get(ckey).name, child.i, countries_only=True)
+            if child.i >= tok.i or child.dep_ not in {"amod", "compound"} or ckey == key:
+                continue
+            party = party_of_adjective(child.text)
+            if party and self.t.get(key).type == "PERSON":
+                self._party(key, party, child)
+            elif ckey and self.t.get(ckey).type == "NORP":
+                self._nationality(key, self.t.get(ckey).name, child.i, countries_only=True)
+
+    def _party(self, person: str, party: str, word: Token) -> None:
+        """``Republican Tom Hanley`` / ``Democrat Jane Roe``: the party word before a person's name is
+        the party they belong to: "What party was X a member of?", "Who was a member of the party?"."""
+        key = self.t.key_at(word) or self.t.add_entity(party, "ORG", word.i)
+        if not key or key == person:
+            return
+        be = self._tense_word(word)
+        name, pname = self.t.get(person).name, self.t.get(key).name
+        qs = [
+            Question(f"What party {be} {name} a member of?", [person], [key]),
+            Question(f"Who {be} a member of the {pname}?", [key], [person]),
+        ]
+        self.facts.append(Fact(person, f"{be} a member of", qs))
 
 
 class VerbGroup:
