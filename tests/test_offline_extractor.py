@@ -802,3 +802,35 @@ def test_a_party_word_before_a_persons_name_is_their_party(extractor: OfflineExt
     qas = qa_map(extractor.extract(ChunkText(text, "Velm district")))
     assert qas["What party was Tom Hanley a member of?"] == {"Republican Party"}
     assert qas["Who was a member of the Republican Party?"] == {"Tom Hanley"}
+
+
+def test_a_direction_adjective_on_a_place_names_a_region(extractor: OfflineExtractor) -> None:
+    text = "In 1931 the Brell family moved to southern Vastoria."
+    qas = qa_map(extractor.extract(ChunkText(text, "Brell family")))
+    assert any(a == {"southern Vastoria"} for a in qas.values())
+    assert not any(a == {"Vastoria"} for a in qas.values())
+    # in a list a model names the places themselves
+    text = "The Orme River is a river located in northern Vastoria and southern Kelmland."
+    gsw = extractor.extract(ChunkText(text, "Orme River"))
+    assert not any(e.name.startswith(("northern", "southern")) for e in gsw.entities)
+
+
+def test_a_climate_and_a_sporting_event_are_entities(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("Tarnholm has a cold steppe climate.", "Tarnholm")))
+    assert any(a == {"cold steppe climate"} and "Tarnholm" in q for q, a in qas.items())
+    assert any(a == {"Tarnholm"} and "cold steppe climate" in q for q, a in qas.items())
+    text = "Lina Oskarsen is a Danish athlete. She also competed in the triple jump."
+    qas = qa_map(extractor.extract(ChunkText(text, "Lina Oskarsen")))
+    assert qas["What did Lina Oskarsen compete in?"] == {"triple jump"}
+    # a phrase hung on the event is still the verb's
+    text = "Lina Oskarsen won a silver medal in individual jumping at the 1996 Summer Olympics."
+    gsw = extractor.extract(ChunkText(text, "Lina Oskarsen"))
+    names = {e.id: e.name for e in gsw.entities}
+    pairs = {
+        (names[q], names[a])
+        for qa in gsw.qa_pairs
+        for q in qa.question_entity_ids
+        for a in qa.answer_entity_ids
+    }
+    assert ("Lina Oskarsen", "individual jumping") in pairs
+    assert ("Lina Oskarsen", "1996 Summer Olympics") in pairs

@@ -25,6 +25,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     NER_TYPES,
     NOUN_TYPES,
     PERSON_PRONOUNS,
+    SPORT_EVENT_HEADS,
     THING_PRONOUNS,
     country_of_demonym,
     party_of_adjective,
@@ -126,6 +127,7 @@ class EntityTable:
                 spans.append((start, end, etype))
         spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
         spans = _feature_names(doc, _body_names(doc, spans))
+        spans = _regional_places(doc, spans) + _kind_phrases(doc, spans)
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
         self._names, heads = _shared_plural_heads(doc)
@@ -796,6 +798,99 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
             out.append((start, new_end, "ORG"))
         else:
             out.append((start, end, etype))
+    return out
+
+
+# Direction adjectives that mark a part of a place: "southern Manchuria" is a region a model names.
+_REGION_WORDS = frozenset(
+    "northern southern eastern western northeastern northwestern southeastern southwestern".split()
+)
+
+
+def _kind_phrases(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Common-noun phrases a model takes for entities when a relation's object: the climate a
+    place has ("has a humid subtropical climate") and the sporting event a person competes in
+    ("competed in the long jump"); without a mention the relation was lost.
+
+    The phrase is the head noun with the modifiers before it (at least one for a climate); no
+    mention may overlap it.
+    """
+    covered = {i for s, e, _t in spans for i in range(s, e)}
+    out: list[tuple[int, int, str]] = []
+    for noun in doc:
+        if noun.pos_ != "NOUN" or not noun.is_lower:
+            continue
+        lemma = noun.lemma_.lower()
+        climate = lemma == "climate" and noun.dep_ == "dobj" and noun.head.lemma_ == "have"
+        sport = lemma in SPORT_EVENT_HEADS and noun.dep_ == "pobj" and noun.head.lower_ == "in"
+        if not climate and not sport:
+            continue
+        start = _modifiers_start(noun)
+        if (climate and start == noun.i) or covered.intersection(range(start, noun.i + 1)):
+            continue
+        out.append((start, noun.i + 1, "THING"))
+    return out
+
+
+def _modifiers_start(noun: Token) -> int:
+    """The first word of the adjectives, nouns and possessive nouns (with their "'s") that run
+    unbroken up to ``noun`` and modify it: "tropical wet and dry", "men's high"."""
+    doc = noun.doc
+    start = noun.i
+    while start > 0:
+        prev = doc[start - 1]
+        if prev.tag_ == "POS" and start - 2 >= 0 and doc[start - 2].dep_ == "poss":
+            start -= 2
+        elif (
+            prev.dep_ in {"amod", "compound", "cc", "conj", "nmod", "poss"}
+            and prev.is_lower
+            and (prev.head.i >= start or prev.dep_ == "cc")
+        ):
+            start -= 1
+        else:
+            break
+    while start < noun.i and doc[start].dep_ == "cc":
+        start += 1
+    return start
+
+
+def coordinated_name(tok: Token) -> bool:
+    """``tok`` is a member of a list ("A and B"): a conjunct, or the first of one."""
+    return tok.dep_ == "conj" or any(c.dep_ == "conj" for c in tok.children)
+
+
+def _placed_after(doc: Doc, end: int, starts: set[int]) -> bool:
+    """A mention after ``, `` or ``in (the)`` places the one ending at ``end`` in another place."""
+    if end + 1 < len(doc) and doc[end].text == "," and end + 1 in starts:
+        return True
+    return end < len(doc) and doc[end].lower_ == "in" and bool({end + 1, end + 2} & starts)
+
+
+def _regional_places(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``moved to southern Manchuria``: a direction adjective on a place names a region of it, the
+    place a model names (the NER leaves the adjective out, so the verb's object was the whole place).
+
+    Not in a comma chain ("southern Kent, England"), nested places ("in eastern Kent in England") or
+    a list ("in northern Kent and southern Essex"), where a model names the places themselves. The
+    region is no located fact of its own: a model rarely says it lies in the place.
+    """
+    starts = {s for s, _e, _t in spans}
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        adj = doc[start - 1] if start > 0 else None
+        if (
+            etype == "PLACE"
+            and adj is not None
+            and adj.lower_ in _REGION_WORDS
+            and adj.is_lower
+            and adj.dep_ == "amod"
+            and start <= adj.head.i < end
+            and adj.i not in starts
+            and not _placed_after(doc, end, starts)
+            and not coordinated_name(adj.head)
+        ):
+            start -= 1
+        out.append((start, end, etype))
     return out
 
 

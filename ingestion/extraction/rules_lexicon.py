@@ -299,3 +299,10 @@ FEATURE_NOUNS = frozenset(
     "basin watershed plateau plain plains gulf bay strait channel glacier forest canyon highlands "
     "lowlands delta archipelago lagoon estuary".split()
 )
+
+# Head nouns of athletics and other sporting events ("the long jump", "the men's high jump", "individual
+# jumping"): the phrase a person competes in is an entity a model names, though no proper noun.
+SPORT_EVENT_HEADS = frozenset(
+    "jump jumping vault put throw decathlon heptathlon pentathlon hurdles steeplechase sprint sprinting "
+    "walk dressage eventing".split()
+)

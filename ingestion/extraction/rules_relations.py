@@ -376,7 +376,8 @@ class RelationRules:
                 out.append(_Path(list(prefix), key, member))
                 for extra in self._co_places(member, key):  # "Nashville, Tennessee"
                     out.append(_Path(list(prefix), extra, member))
-                if depth == 0 and (not prefix or prefix[-1] != "of"):
+                if (depth == 0 or member.is_lower) and (not prefix or prefix[-1] != "of"):
+                    # a common-noun entity takes no modifier either: "a medal in the long jump at X"
                     out.extend(self._hung_on_name(member, key))
                 continue
             if not nominal(member) or depth >= 2:
