@@ -20,6 +20,13 @@ median answerable question's best pair scored under that bar, while wrong
 answers to user-worded absent questions scored lower still. A memory too small
 for enough probes falls back to that older draw. The bar is recomputed when
 the memory changes.
+
+With a token budget, each probe is given what dense passages fill that budget
+(the packer's cut), not five whole passages: the answer is picked from a
+budget's worth of chunks, so its bar is drawn from as many. A bar drawn from
+five passages holds two or three times the candidate pairs a 128-token answer
+sees, so it sat above what such answers reach and sent answerable questions
+to N/A.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ import numpy as np
 from engramdb.platform.embedders import embed_queries
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
 from engramdb.platform.vectors import VectorHit
+from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence
 from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.na_calibration import MIN_PROBES, build_probes, composed_question, namespace_seed
+from engramdb.retrieval.packing import PASSAGE_POOL, pack
 from engramdb.retrieval.results import NA, Evidence, QACandidate
 from engramdb.retrieval.strategy import AskContext
 
@@ -66,11 +75,13 @@ class EvidenceAnswerer:
         passages: int = DEFAULT_PASSAGES,
         na_sample: int = DEFAULT_NA_SAMPLE,
         na_quantile: float = DEFAULT_NA_QUANTILE,
+        budget: int | None = None,
     ) -> None:
         self.context = context
         self.passages = passages
         self.na_sample = na_sample
         self.na_quantile = na_quantile
+        self.budget = budget  # the strategy's evidence-token budget: the probes get as much
         self._bar: tuple[object, float] | None = None  # (memory version, bar)
         self._lock = threading.Lock()
 
@@ -140,10 +151,19 @@ class EvidenceAnswerer:
         scores = []
         for question, vector in zip(asked, embed_queries(ctx.embedder, asked), strict=True):
             query = np.asarray(vector, dtype=np.float32)
-            hits = ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, self.passages)
-            best = self.best_qa(question, [h.key for h in hits], query)
+            best = self.best_qa(question, self._probe_chunks(question, query), query)
             scores.append(best[1] if best else 0.0)
         return scores
+
+    def _probe_chunks(self, question: str, query: np.ndarray) -> list[str]:
+        """The chunks a probe is answered from: its top dense passages, or with a budget the ones
+        (whole or shortened) that the packer fits into it."""
+        ctx = self.context
+        if self.budget is None:
+            return [h.key for h in ctx.vectors.search(CHUNK_COLLECTION, ctx.namespace, query, self.passages)]
+        rows = dense_passage_rows(ctx.graph, ctx.vectors, ctx.embedder, question, PASSAGE_POOL, query)
+        packed = pack(passage_evidence(rows), self.budget, focus=[question])
+        return list(dict.fromkeys(c for e in packed for c in e.chunk_ids))
 
     def _other_document_scores(self) -> list[float]:
         """Stored pairs' own questions against the best passages of other documents."""

@@ -45,7 +45,7 @@ class PassageStrategy(AskStrategy):
     def __init__(self, context: AskContext, recipe: Recipe | None = None) -> None:
         super().__init__(context, recipe)
         self.answerer = LLMAnswerer(context.chat_model) if context.chat_model is not None else None
-        self.evidence_answerer = EvidenceAnswerer(context)
+        self.evidence_answerer = EvidenceAnswerer(context, budget=self.recipe.budget)
 
     @abstractmethod
     def passages(self, question: str, limit: int) -> list[dict[str, Any]]:

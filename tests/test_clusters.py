@@ -421,6 +421,30 @@ def test_the_evidence_bar_comes_from_user_worded_questions_memory_cannot_answer(
     assert answerer.na_threshold() == pytest.approx(float(np.quantile(scores, answerer.na_quantile)))
 
 
+def test_with_a_budget_each_probe_is_answered_from_what_fits_the_budget(module_memory: Memory) -> None:
+    """A budgeted answer picks from a budget's worth of chunks, so its bar is drawn from as many:
+    the dense passages the packer fits, never more than the budget's tokens, and at a small
+    budget a subset of the five whole passages an unbudgeted bar uses (so the bar is no higher)."""
+    from engramdb.retrieval.evidence import dense_passage_rows, passage_evidence
+    from engramdb.retrieval.evidence_answer import EvidenceAnswerer
+    from engramdb.retrieval.packing import PASSAGE_POOL, pack
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    context = AskContext(
+        module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker()
+    )
+    whole, small = EvidenceAnswerer(context), EvidenceAnswerer(context, budget=64)
+    question = "Where was the director of the film born?"
+    query = context.embedder.embed_query(question)
+    rows = dense_passage_rows(context.graph, context.vectors, context.embedder, question, PASSAGE_POOL, query)
+    packed = pack(passage_evidence(rows), 64, focus=[question])
+    assert small._probe_chunks(question, query) == [e.id for e in packed]
+    assert 0 < len(packed) < len(whole._probe_chunks(question, query)) == 5
+    assert set(small._probe_chunks(question, query)) <= set(whole._probe_chunks(question, query))
+    assert small.na_threshold() <= whole.na_threshold()
+
+
 def test_two_hop_probes_are_composed_as_one_question() -> None:
     from engramdb.retrieval.na_calibration import composed_question
 

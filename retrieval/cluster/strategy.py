@@ -131,7 +131,7 @@ class ClusterStrategy(AskStrategy):
         self.answerer = LLMAnswerer(context.chat_model) if context.chat_model is not None else None
         r = self.recipe
         self.evidence_answerer = EvidenceAnswerer(
-            context, passages=r.passages, na_sample=r.na_sample, na_quantile=r.na_quantile
+            context, passages=r.passages, na_sample=r.na_sample, na_quantile=r.na_quantile, budget=r.budget
         )
 
     # ------------------------------------------------------------------ ask

@@ -488,7 +488,7 @@ class DiffusionStrategy(AskStrategy):
         )  # type: ignore[arg-type]
         self.offline_decomposer = OfflineDecomposer()
         self.answerer = LLMAnswerer(model) if model is not None else None
-        self.evidence_answerer = EvidenceAnswerer(context)
+        self.evidence_answerer = EvidenceAnswerer(context, budget=self.recipe.budget)
         self.snapshots = snapshot_cache(context.graph, context.vectors)
         for collection in (FACT_COLLECTION, CHUNK_COLLECTION, QA_COLLECTION):
             context.vectors.ensure_collection(collection, context.embedder.dim)
