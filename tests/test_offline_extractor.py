@@ -834,3 +834,49 @@ def test_a_climate_and_a_sporting_event_are_entities(extractor: OfflineExtractor
     }
     assert ("Lina Oskarsen", "individual jumping") in pairs
     assert ("Lina Oskarsen", "1996 Summer Olympics") in pairs
+
+
+def _entity_pairs(gsw: GSW) -> set[tuple[str, str]]:
+    """(question entity, answer entity) name pairs of a workspace."""
+    names = {e.id: e.name for e in gsw.entities}
+    return {
+        (names[q], names[a])
+        for qa in gsw.qa_pairs
+        for q in qa.question_entity_ids
+        for a in qa.answer_entity_ids
+    }
+
+
+def test_a_measure_noun_with_an_of_amount_is_a_value(extractor: OfflineExtractor) -> None:
+    text = (
+        "Dorsk is a town in Velmia. A low temperature of −31.4 °C (−24.5 °F) was recorded in February 1956."
+    )
+    gsw = extractor.extract(ChunkText(text, "Dorsk"))
+    qas = qa_map(gsw)
+    assert qas["What was the low temperature of Dorsk?"] == {"−31.4 °C"}
+    assert qas["What was −31.4 °C the low temperature of?"] == {"Dorsk"}
+    assert qas["When was the low temperature of Dorsk −31.4 °C?"] == {"February 1956"}
+    text = "Summers in Dorsk are mild, with an average maximum temperature in August of 21.5 °C (70.7 °F)."
+    pairs = _entity_pairs(extractor.extract(ChunkText(text, "Dorsk")))
+    assert {("Dorsk", "21.5 °C"), ("21.5 °C", "Dorsk"), ("August", "21.5 °C"), ("21.5 °C", "August")} <= pairs
+
+
+def test_a_measure_noun_subject_of_a_verb_takes_its_amount(extractor: OfflineExtractor) -> None:
+    text = "Dorsk is a town in Velmia. Daily highs often climb above 33 °C (91 °F) in July."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    assert qas["What do the daily highs of Dorsk climb above?"] == {"33 °C"}
+    assert qas["Whose daily highs climb above 33 °C?"] == {"Dorsk"}
+    assert qas["When do the daily highs of Dorsk climb above 33 °C?"] == {"July"}
+    text = "Dorsk is a town in Velmia. Snowfall averages about 95 centimetres (37 in) a year."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    assert qas["What does the snowfall of Dorsk average?"] == {"95 centimetres"}
+
+
+def test_months_named_the_superlative_months_are_the_places(extractor: OfflineExtractor) -> None:
+    text = "Dorsk is a town in Velmia. September is the driest month, and snow is rare."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    assert qas["What is the driest month of Dorsk?"] == {"September"}
+    assert qas["What is September the driest month of?"] == {"Dorsk"}
+    text = "Dorsk is a town in Velmia. The months of October and November are considered the wettest months."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    assert qas["What are the wettest months of Dorsk?"] == {"October", "November"}

@@ -306,3 +306,9 @@ SPORT_EVENT_HEADS = frozenset(
     "jump jumping vault put throw decathlon heptathlon pentathlon hurdles steeplechase sprint sprinting "
     "walk dressage eventing".split()
 )
+
+# Months and seasons: a subject named the hottest (wettest, ...) month or season of its place.
+MONTHS_AND_SEASONS = frozenset(
+    "january february march april may june july august september october november december "
+    "spring summer autumn fall winter".split()
+)

@@ -23,6 +23,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     DIMENSIONS,
     DIRECTIONS,
     MEASURE_NOUNS,
+    MONTHS_AND_SEASONS,
     NOUN_TYPES,
     RELATIVE_PRONOUNS,
     country_of_demonym,
@@ -43,6 +44,10 @@ _SITES = frozenset(
     "airport bridge building castle cathedral church hall highway park road stadium station street".split()
 )
 _RANGE_PREPS = {"to", "until", "till", "through"}
+# Nouns of a measure's extremes, measures too as a verb's subject: "average lows drop below -5 °C"
+_EXTREMES = frozenset({"high", "low", "maximum", "minimum"})
+# Prepositions before an amount a measure reaches: "dips to 5 °C", "ranges from 12 to 25 °C"
+_AMOUNT_PREPS = {"to", "from", "below", "above", "over", "under", "around", "at", "of"}
 _NAME_PREPS = {"of", "'s", "than"}  # prepositions inside a name or a comparison, never the verb's
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
@@ -92,6 +97,8 @@ class RelationRules:
             self._located_fact(inner, outer)
         for tok in self.doc:
             self._successive_places(tok)
+            if tok.dep_ in {"attr", "oprd"} and tok.lemma_.lower() in {"month", "season"}:
+                self._superlative_month(tok)
             if tok.dep_ == "appos" or tok.dep_ == "npadvmod" and self._closes_subject(tok):
                 self._apposition(tok)
             elif self._is_predicate(tok):
@@ -101,6 +108,7 @@ class RelationRules:
                 self._demonym_modifier(tok)
             elif tok.pos_ == "NOUN" and not self.t.key_at(tok):
                 self._possessed(tok)
+                self._measure_of(tok)
         return self.facts
 
     def _place_chains(self) -> None:
@@ -240,6 +248,81 @@ class RelationRules:
         ]
         n.add_role(word)
         self.facts.append(Fact(owner, f"has the {word}", qs))
+
+    def _measure_of(self, noun: Token) -> None:
+        """``a low temperature of 9 °F was recorded in 1954`` / ``with an average rainfall of 40 inches``.
+
+        A measure noun whose "of" object is an amount with a unit states a value of its owner (an
+        "in" place, a possessive, else the topic) as surely as "The rainfall is 40 inches" does, and
+        the dates and places of the clause it is the subject of ("recorded in 1954") name the value.
+        A "have" object of a named subject is left to the verb's own fact ("X has a rainfall of N").
+        """
+        if noun.lemma_.lower() not in MEASURE_NOUNS:
+            return
+        holders = [
+            noun,
+            *(g for c in noun.children if c.dep_ == "prep" and c.lower_ == "in" for g in c.children),
+        ]
+        of = next((c for h in holders for c in h.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        amount = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+        if amount is None or measure_span(self.doc, amount) is None:
+            return
+        head = noun.head
+        if noun.dep_ == "dobj" and self.subject(head)[0] is not None:
+            return
+        of_target, link = self._owner(noun, measure=True)
+        if of_target is None or self.t.get(of_target).type == "NUMBER":
+            of_target, link = self.t.title(), "of"
+        key = self.t.measure_at(amount, unit_needed=True)
+        if key is None or of_target is None or key == of_target:
+            return
+        words = noun_phrase(noun, self.t)
+        if not words:
+            return
+        pred = head if noun.dep_ in _SUBJ else noun
+        contexts = self._value_contexts(pred, amount, [key, of_target], noun)
+        be = "was" if pred.tag_ in {"VBD", "VBN"} else self._tense_word(noun)
+        self._attribute_fact(be, _uncapitalised(words, noun), (of_target, link), [key], contexts)
+
+    def _superlative_month(self, noun: Token) -> None:
+        """``May is the hottest month`` / ``The months of June and July are considered the driest months``.
+
+        Months (or seasons) named a superlative month of the year are that of the place the noun's
+        "in" names, else of the topic, as the reversed "The hottest month is May" already says: "What
+        is the hottest month of X?" -> May, "What is May the hottest month of?" -> X. The months are
+        read from the words, as the small NER often leaves a lone month unnamed.
+        """
+        superlative = next((c for c in noun.children if c.dep_ == "amod" and c.tag_ == "JJS"), None)
+        pred = noun.head
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        if superlative is None or subj_tok is None or pred.lemma_ not in {"be", "consider"}:
+            return
+        if subj_tok.lemma_.lower() in {"month", "season"}:  # "The months of June and July"
+            of = next((c for c in subj_tok.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+            subj_tok = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+        members = coordinated(subj_tok) if subj_tok is not None else []
+        if not members or any(m.lower_ not in MONTHS_AND_SEASONS for m in members):
+            return
+        keys = [k for m in members if (k := self._month_key(m))]
+        of_target, link = self._owner(noun, measure=True)
+        if of_target is None or of_target in keys or self.t.get(of_target).type == "DATE":
+            of_target, link = self.t.title(), "of"
+        if of_target is None or of_target in keys or not keys:
+            return
+        words = ["the", superlative.lower_, noun.lower_]
+        past = any(
+            t.tag_ == "VBD" for t in [pred, *pred.children] if t.dep_ in {"aux", "auxpass"} or t == pred
+        )
+        be = ("were" if past else "are") if len(keys) > 1 else ("was" if past else "is")
+        self._attribute_fact(be, words, (of_target, link), keys, [])
+
+    def _month_key(self, tok: Token) -> str | None:
+        """The month's own entity: the NER's span when it is just the month, else one read from the word
+        (the NER joins "October and November" into one date)."""
+        key = self.t.key_at(tok)
+        if key is not None and self.t.get(key).name.lower() == tok.lower_:
+            return key
+        return self.t.add_entity(tok.text, "DATE", tok.i)
 
     def _located(self, tok: Token) -> None:
         """``the Atbarah River in northeast Africa``: a place phrase attached to a named entity."""
@@ -501,6 +584,7 @@ class RelationRules:
             if subj is None:
                 self._inclusion_list(pred)
                 self._described_subject(pred, passive)
+                self._measure_verb(pred, passive)
                 return
         for key in [subj, *self._co_subjects(pred, subj)]:
             self._predicate_for(pred, key, passive)
@@ -616,6 +700,68 @@ class RelationRules:
             qs.append(Question(f"What {be} {amount} {adjective}?", [key], [subj]))
         self.facts.append(Fact(subj, f"{be} {noun}", qs))
 
+    def _measure_verb(self, pred: Token, passive: bool) -> None:
+        """``Maximum temperatures often exceed 41 °C in May`` / ``Rainfall averages 800 mm``.
+
+        A measure noun as the subject of a verb whose object (or "to"/"below"/... object, or "a
+        maximum of" object) is an amount with a unit: the owner's measure does that to the amount
+        ("What do the maximum temperatures of X exceed?", "Whose maximum temperatures exceed 41 °C?")
+        and the clause's dates and places name the amount and each other.
+        """
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        if passive or pred.lemma_ == "be" or subj_tok is None or subj_tok.pos_ != "NOUN":
+            return
+        if subj_tok.lemma_.lower() not in MEASURE_NOUNS | _EXTREMES:
+            return
+        amount, words = self._verb_amount(pred)
+        if amount is None:
+            return
+        of_target, link = self._owner(subj_tok, measure=True)
+        if of_target is None or self.t.get(of_target).type == "NUMBER":
+            of_target, link = self.t.title(), "of"
+        key = self.t.measure_at(amount, unit_needed=True)
+        phrase = noun_phrase(subj_tok, self.t)
+        if key is None or of_target is None or key == of_target or not phrase:
+            return
+        role = _join(
+            ["the", *(w for w in _uncapitalised(phrase, subj_tok) if w.lower() not in {"the", "a", "an"})]
+        )
+        owner, value = self.t.get(of_target).name, self.t.get(key).name
+        vg = VerbGroup(pred, False, self.doc)
+        where = f"{role} {link} {owner}"
+        questions = [
+            Question(f"What {vg.inverted(where, words)}?", [of_target], [key]),
+            Question(f"Whose {role[4:]} {_join([vg.surface, *words, value])}?", [key], [of_target]),
+        ]
+        for prep, ctx in self._value_contexts(pred, amount, [key, of_target]):
+            c = self.t.get(ctx[0])
+            ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
+            names = " and ".join(self.t.get(k).name for k in ctx)
+            questions.append(
+                Question(f"What {vg.inverted(where, [*words, prep, names])}?", [of_target, *ctx], [key])
+            )
+            questions.append(Question(f"{ask} {vg.inverted(where, [*words, value])}?", [of_target, key], ctx))
+        self.facts.append(Fact(of_target, _join(["has", role[4:], "that", vg.surface, *words]), questions))
+
+    def _verb_amount(self, pred: Token) -> tuple[Token | None, list[str]]:
+        """The amount a verb takes (its object, a preposition's object, "a maximum of" N) and the words
+        before it ("to", "a maximum of"); (None, []) if there is none with a unit."""
+        for child in pred.children:
+            if child.i < pred.i:
+                continue
+            if child.dep_ == "dobj":
+                if measure_span(self.doc, child) is not None:
+                    return child, []
+                of = next((c for c in child.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+                pobj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+                if pobj is not None and measure_span(self.doc, pobj) is not None:
+                    return pobj, ["a", child.lower_, "of"]
+            elif child.dep_ == "prep" and child.lower_ in _AMOUNT_PREPS:
+                pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
+                if pobj is not None and measure_span(self.doc, pobj) is not None:
+                    return pobj, [child.lower_]
+        return None, []
+
     def _described_subject(self, pred: Token, passive: bool) -> None:
         """``The speculation was put forward by A in 1596``: a subject with no name still ties A to 1596."""
         subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
@@ -715,18 +861,42 @@ class RelationRules:
             return None
         if measure:
             words = _uncapitalised(words, subj_tok)
+        contexts = self._value_contexts(pred, attr, [*keys, of_target], subj_tok if measure else None)
+        self._attribute_fact(pred.text, words, (of_target, link), keys, contexts)
+        return None
+
+    def _attribute_fact(
+        self,
+        be: str,
+        words: list[str],
+        owner: tuple[str, str],
+        keys: list[str],
+        contexts: list[tuple[str, list[str]]],
+    ) -> None:
+        """The questions of "the <words> <link> <owner> <be> <keys>", each context naming the others.
+
+        Shared by a value the copula states ("The population was 4,397") and one a measure noun
+        takes with "of" ("a low temperature of 9 °F was recorded"), so both ask alike.
+        """
+        of_target, link = owner
         role = " ".join(w for w in words if w.lower() not in {"the", "a", "an"})
         tgt = self.t.get(of_target)
         phrase = " ".join(_definite(words))
         wh = _wh_subject(self.t.get(keys[0]).type)
-        questions = [Question(f"{wh} {pred.text} {phrase} {link} {tgt.name}?", [of_target], keys)]
+        questions = [Question(f"{wh} {be} {phrase} {link} {tgt.name}?", [of_target], keys)]
+        one = {"are": "is", "were": "was"}.get(be.lower()) if len(keys) > 1 else None
         for key in keys:
             rec = self.t.get(key)
             rec.add_role(role)
-            questions.append(Question(f"What {pred.text} {rec.name} {phrase} {link}?", [key], [of_target]))
+            # several values: each is "one of" them ("What is May one of the wettest months of?")
+            ask = (
+                f"What {one} {rec.name} one of {phrase} {link}?"
+                if one
+                else f"What {be} {rec.name} {phrase} {link}?"
+            )
+            questions.append(Question(ask, [key], [of_target]))
         # "The population was 4,397 at the 2010 census": the census names the others; "113 °F at
         # Perryville on August 9, 1930": the place and the date each name the value and each other
-        contexts = self._value_contexts(pred, attr, [*keys, of_target], subj_tok if measure else None)
         where = f"{phrase} {link} {tgt.name}"
         values = " and ".join(self.t.get(k).name for k in keys)
         phrases = [_join([prep, " and ".join(self.t.get(k).name for k in ctx)]) for prep, ctx in contexts]
@@ -734,17 +904,14 @@ class RelationRules:
             c = self.t.get(ctx[0])
             others = [ph for j, ph in enumerate(phrases) if j != i]
             other_keys = [k for j, (_p, ks) in enumerate(contexts) if j != i for k in ks]
-            questions.append(Question(f"{wh} {pred.text} {where} {phrases[i]}?", [of_target, *ctx], keys))
+            questions.append(Question(f"{wh} {be} {where} {phrases[i]}?", [of_target, *ctx], keys))
             ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
-            clause = _join([pred.text, where, values, *others])
+            clause = _join([be, where, values, *others])
             questions.append(Question(f"{ask} {clause}?", [of_target, *keys, *other_keys], ctx))
         if len(contexts) > 1:
             every = [k for _p, ks in contexts for k in ks]
-            questions.append(
-                Question(f"{wh} {_join([pred.text, where, *phrases])}?", [of_target, *every], keys)
-            )
-        self.facts.append(Fact(keys[0], f"{pred.text} {phrase} {link}", questions))
-        return None
+            questions.append(Question(f"{wh} {_join([be, where, *phrases])}?", [of_target, *every], keys))
+        self.facts.append(Fact(keys[0], f"{be} {phrase} {link}", questions))
 
     def _value(self, tok: Token, measure: bool) -> str | None:
         """The entity an attribute's value names: an amount (read whole: "113 °F (45 °C)") after a
