@@ -12,6 +12,7 @@ Y?"), choosing the wh-word from the answer's type.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
@@ -800,8 +801,12 @@ class RelationRules:
         if len(slots) < 2:
             return
         name = self.t.get(subj).name if subj else described
+        # "is a church in A at B": the describing noun every slot goes through is said once
+        prefix = _shared_words([sl[1][0].words for sl in slots])
+        cut = len(prefix)
         phrases = [
-            _join([*sl[1][0].words, " and ".join(self.t.get(p.key).name for p in sl[1])]) for sl in slots
+            _join([*sl[1][0].words[cut:], " and ".join(self.t.get(p.key).name for p in sl[1])])
+            for sl in slots
         ]
         keys = [[p.key for p in sl[1]] for sl in slots]
         vp = _join([vg.surface, " ... ".join(_join(sl[1][0].words) or "_" for sl in slots)])
@@ -814,16 +819,16 @@ class RelationRules:
             wh, absorbed = _wh_object(o.type, first.words, first.noun is not None)
             if first.words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
                 wh = "What"
-            tail = first.words[:-1] if absorbed else first.words
+            tail = first.words[cut:-1] if absorbed else first.words[cut:]
             if first.agent and not first.noun and vg.active_past():
                 text = f"{_wh_agent(o.type)} {_join([vg.active_past() or '', name, *others])}?"
             else:
-                text = f"{wh} {vg.inverted(name, [*others, *tail])}?"
+                text = f"{wh} {vg.inverted(name, [*prefix, *others, *tail])}?"
             questions.append(Question(text, asked, [p.key for p in members]))
         if subj:
             everyone = [k for ks in keys for k in ks]
             wh = _wh_subject(self.t.get(subj).type)
-            questions.append(Question(f"{wh} {_join([vg.surface, *phrases])}?", everyone, [subj]))
+            questions.append(Question(f"{wh} {_join([vg.surface, *prefix, *phrases])}?", everyone, [subj]))
         self.facts.append(Fact(subj or keys[0][0], vp, questions))
 
     def _noun_subject_reversal(self, pred: Token) -> str | None:
@@ -1551,6 +1556,17 @@ def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]
     if etype == "PERSON":
         return "Who", False
     return "What", False
+
+
+def _shared_words(paths: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The words every path starts with, short of a path's last word (its preposition): the
+    describing noun of "a church in A" and "a church at B"; () when the paths start apart."""
+    shared: list[str] = []
+    for words in zip(*paths, strict=False):
+        if len(set(words)) != 1:
+            break
+        shared.append(words[0])
+    return tuple(shared[: min(len(p) for p in paths) - 1]) if paths else ()
 
 
 def _join(words: list[str]) -> str:
