@@ -884,7 +884,9 @@ def test_months_named_the_superlative_months_are_the_places(extractor: OfflineEx
 
 def test_a_describing_noun_shared_by_an_events_slots_is_said_once(extractor: OfflineExtractor) -> None:
     # "a chapel in A at B": the n-ary questions name the chapel once, not once per place
-    text = "Saint Orla Chapel is a Lutheran chapel in Brisk Village, Velmora, Tarnland at 116 Edgeford Avenue."
+    text = (
+        "Saint Orla Chapel is a Lutheran chapel in Brisk Village, Velmora, Tarnland at 116 Edgeford Avenue."
+    )
     qas = qa_map(extractor.extract(ChunkText(text, "Saint Orla Chapel")))
     assert not any(q.count("chapel") > 1 for q in qas), sorted(qas)
     asked = "What is Saint Orla Chapel a chapel in Brisk Village and Velmora and Tarnland at?"
