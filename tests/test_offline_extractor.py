@@ -802,6 +802,10 @@ def test_a_party_word_before_a_persons_name_is_their_party(extractor: OfflineExt
     qas = qa_map(extractor.extract(ChunkText(text, "Velm district")))
     assert qas["What party was Tom Hanley a member of?"] == {"Republican Party"}
     assert qas["Who was a member of the Republican Party?"] == {"Tom Hanley"}
+    # a party word inside a party's own name is no membership, whatever the NER made of the rest
+    text = "A native of Velmora and a member of the Democratic Left Party, Orla Benn served until 1998."
+    qas = qa_map(extractor.extract(ChunkText(text, "Orla Benn")))
+    assert not any(q.startswith("What party was Left Party") for q in qas), sorted(qas)
 
 
 def test_a_direction_adjective_on_a_place_names_a_region(extractor: OfflineExtractor) -> None:

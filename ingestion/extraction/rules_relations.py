@@ -49,6 +49,8 @@ _RANGE_PREPS = {"to", "until", "till", "through"}
 _EXTREMES = frozenset({"high", "low", "maximum", "minimum"})
 # Prepositions before an amount a measure reaches: "dips to 5 °C", "ranges from 12 to 25 °C"
 _AMOUNT_PREPS = {"to", "from", "below", "above", "over", "under", "around", "at", "of"}
+# Words that make a name a body, not a person: a party word before one is part of its name
+_BODY_WORDS = frozenset("party league front alliance union movement congress bloc coalition".split())
 _NAME_PREPS = {"of", "'s", "than"}  # prepositions inside a name or a comparison, never the verb's
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
@@ -1277,6 +1279,8 @@ class RelationRules:
     def _party(self, person: str, party: str, word: Token) -> None:
         """``Republican Tom Hanley`` / ``Democrat Jane Roe``: the party word before a person's name is
         the party they belong to: "What party was X a member of?", "Who was a member of the party?"."""
+        if _BODY_WORDS & set(self.t.get(person).name.lower().split()):
+            return  # "the Democratic Left Party": a name the NER cut short and typed a person
         key = self.t.key_at(word) or self.t.add_entity(party, "ORG", word.i)
         if not key or key == person:
             return
