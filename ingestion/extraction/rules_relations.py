@@ -51,7 +51,6 @@ _EXTREMES = frozenset({"high", "low", "maximum", "minimum"})
 _AMOUNT_PREPS = {"to", "from", "below", "above", "over", "under", "around", "at", "of"}
 # Words that make a name a body, not a person: a party word before one is part of its name
 _BODY_WORDS = frozenset("party league front alliance union movement congress bloc coalition".split())
-_NAME_PREPS = {"of", "'s", "than"}  # prepositions inside a name or a comparison, never the verb's
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
 
@@ -81,7 +80,6 @@ class _Path:
     via_prep: bool = False  # the path starts at a preposition of the predicate
     noun: Token | None = None  # the describing noun on the path, if any
     count_noun: Token | None = None  # "1,200 stores": the counted noun
-    hung: bool = False  # a preposition phrase the parser hung on a named object (see ``_hung_on_name``)
 
 
 class RelationRules:
@@ -443,7 +441,7 @@ class RelationRules:
                     for pobj in prep.children:
                         if pobj.dep_ == "pobj":
                             for p in self._from_noun(pobj, [prep.lower_]):
-                                p.agent = p.agent if p.hung else prep.dep_ == "agent"
+                                p.agent = prep.dep_ == "agent"
                                 p.via_prep = True
                                 found.append(p)
         seen: set[str] = set()
@@ -462,9 +460,6 @@ class RelationRules:
                 out.append(_Path(list(prefix), key, member))
                 for extra in self._co_places(member, key):  # "Nashville, Tennessee"
                     out.append(_Path(list(prefix), extra, member))
-                if (depth == 0 or member.is_lower) and (not prefix or prefix[-1] != "of"):
-                    # a common-noun entity takes no modifier either: "a medal in the long jump at X"
-                    out.extend(self._hung_on_name(member, key))
                 continue
             if not nominal(member) or depth >= 2:
                 continue
@@ -512,32 +507,6 @@ class RelationRules:
                     for p in self._direction_paths(child, [*prefix, *words], depth + 1):
                         p.noun = p.noun or member
                         out.append(p)
-        return out
-
-    def _hung_on_name(self, tok: Token, key: str, hops: int = 0) -> list[_Path]:
-        """``aired from May 1 to June 5 on CBS`` / ``was defeated in the 1942 primary by X``.
-
-        The small parser hangs a verb's later preposition phrase on the named object just before it
-        (a date, an event, a district), where no noun path reaches it. A name takes no such
-        modifier ("of" aside, which builds names and descriptions), so the phrase is the verb's:
-        its entities are paths of the predicate with that preposition alone. Places nested in
-        places stay with :meth:`_co_places`.
-        """
-        out: list[_Path] = []
-        host = self.t.get(key).type
-        for prep in tok.children:
-            if prep.dep_ != "prep" or prep.lower_ in _NAME_PREPS:
-                continue
-            for pobj in (g for g in prep.children if g.dep_ == "pobj"):
-                for member in coordinated(pobj):
-                    k = self.t.key_at(member)
-                    if k is None or k == key:
-                        continue
-                    if host == "PLACE" and self.t.get(k).type == "PLACE" and prep.lower_ == "in":
-                        continue
-                    out.append(_Path([prep.lower_], k, member, agent=prep.lower_ == "by", hung=True))
-                    if hops < 1:
-                        out.extend(self._hung_on_name(member, k, hops + 1))
         return out
 
     def _direction_paths(self, adverb: Token, prefix: list[str], depth: int) -> list[_Path]:
