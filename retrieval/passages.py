@@ -76,7 +76,7 @@ class PassageStrategy(AskStrategy):
             evidence = pack(evidence, budget, focus=[question])
         t0 = time.perf_counter()
         citing = IO_POOL.submit(citations, self.context.graph, evidence, rows)
-        if not offline:
+        if self.answerer is not None:
             reply = self.answerer.answer_texts(question, [e.text for e in evidence])
             answer, answered_by = reply.text, reply.source
         else:
