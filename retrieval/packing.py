@@ -98,7 +98,7 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
     with ``wanted`` first, kept in their order; None when not even one sentence fits. A title line
     (the first line of a passage) stays, as it names what the sentences are about."""
     title, body = _title_and_body(unit)
-    every = split_sentences(body)
+    every = _pieces(unit, body)
     sentences = [s for s in every if not _already_given(s, seen_text)]
     if not sentences:
         return None
@@ -126,6 +126,21 @@ def shorten(unit: Evidence, room: int, wanted: set[str], seen_text: Sequence[str
     return replace(unit, text=text, metadata={**unit.metadata, "shortened": True})
 
 
+def _pieces(unit: Evidence, body: str) -> list[str]:
+    """What a unit may be cut into: its sentences; a memory point's facts ("Who founded X? Y.")
+    stay whole, as a reader given "1712. … 1663." has answers to no question it can see."""
+    sentences = split_sentences(body)
+    if unit.kind != "memory_point":
+        return sentences
+    out: list[str] = []
+    for sentence in sentences:
+        if out and out[-1].endswith("?") and not sentence.endswith("?"):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
 def _title_and_body(unit: Evidence) -> tuple[str, str]:
     """A passage's title line and its text; other units are all body."""
     if unit.kind == "passage" and "\n" in unit.text:
@@ -140,7 +155,7 @@ def _repeats_a_sentence(unit: Evidence, seen_text: Sequence[str]) -> bool:
     sentence, a passage a cluster summary quotes) drops that sentence."""
     if unit.kind not in SHORTENABLE or not seen_text:
         return False
-    return any(_already_given(s, seen_text) for s in split_sentences(_title_and_body(unit)[1]))
+    return any(_already_given(s, seen_text) for s in _pieces(unit, _title_and_body(unit)[1]))
 
 
 def _already_given(sentence: str, seen_text: Sequence[str]) -> bool:

@@ -107,6 +107,30 @@ def test_a_summary_does_not_repeat_a_sentence_already_given_even_clipped() -> No
     assert alone[0].text == summary.text
 
 
+def test_a_shortened_memory_point_keeps_each_answer_with_its_question() -> None:
+    facts = [
+        "When was Marie Curie born? 7 November 1867.",
+        "Where was Marie Curie born? Warsaw.",
+        "When did Pierre Curie die? 19 April 1906.",
+        "Who discovered radium? Marie Curie, Pierre Curie.",
+    ]
+    point = Evidence("memory_point", "p1", " ".join(facts), 0.9, "d0", ("c0",), {})
+    room = count_tokens([facts[0]]) + count_tokens([facts[2]]) + 4  # two facts and the elision mark
+    (packed,) = pack([point], room, focus=["When did the husband of Marie Curie die?"])
+    kept = packed.text.split(ELISION)
+    assert 1 <= len(kept) < len(facts)
+    for part in kept:  # never an answer without the question it answers ("1906. … Warsaw.")
+        assert all(f in facts for f in split_facts(part)), packed.text
+
+
+def split_facts(text: str) -> list[str]:
+    """The "question? answer." facts of a memory point's text."""
+    out: list[str] = []
+    for sentence in split_sentences(text):
+        out.append(f"{out.pop()} {sentence}" if out and out[-1].endswith("?") else sentence)
+    return out
+
+
 def test_a_restatement_adds_nothing_and_is_skipped() -> None:
     passage = _passage(0, SENTENCES[:2])
     gist = Evidence("gist", "g0", "Marie Curie was born in Warsaw in 1867; she moved to Paris in 1891.",
