@@ -854,11 +854,6 @@ def _modifiers_start(noun: Token) -> int:
     return start
 
 
-def coordinated_name(tok: Token) -> bool:
-    """``tok`` is a member of a list ("A and B"): a conjunct, or the first of one."""
-    return tok.dep_ == "conj" or any(c.dep_ == "conj" for c in tok.children)
-
-
 def _placed_after(doc: Doc, end: int, starts: set[int]) -> bool:
     """A mention after ``, `` or ``in (the)`` places the one ending at ``end`` in another place."""
     if end + 1 < len(doc) and doc[end].text == "," and end + 1 in starts:
@@ -887,7 +882,7 @@ def _regional_places(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[
             and start <= adj.head.i < end
             and adj.i not in starts
             and not _placed_after(doc, end, starts)
-            and not coordinated_name(adj.head)
+            and not adj.head.conjuncts  # not a member of a list ("A and B")
         ):
             start -= 1
         out.append((start, end, etype))

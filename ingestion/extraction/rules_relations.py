@@ -182,8 +182,7 @@ class RelationRules:
             for member in coordinated(pobj):
                 key = self.t.key_at(member)
                 if key is None and NOUN_TYPES.get(member.lemma_.lower()) == "PLACE":
-                    of = next((c for c in member.children if c.dep_ == "prep" and c.lower_ == "of"), None)
-                    obj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+                    obj = _pobj(_prep_child(member, "of"))
                     key = self.t.key_at(obj) if obj is not None else None
                 if key and self.t.get(key).type == "PLACE" and key not in out:
                     out.append(key)
@@ -264,16 +263,13 @@ class RelationRules:
             noun,
             *(g for c in noun.children if c.dep_ == "prep" and c.lower_ == "in" for g in c.children),
         ]
-        of = next((c for h in holders for c in h.children if c.dep_ == "prep" and c.lower_ == "of"), None)
-        amount = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+        amount = _pobj(next((p for h in holders if (p := _prep_child(h, "of")) is not None), None))
         if amount is None or measure_span(self.doc, amount) is None:
             return
         head = noun.head
         if noun.dep_ == "dobj" and self.subject(head)[0] is not None:
             return
-        of_target, link = self._owner(noun, measure=True)
-        if of_target is None or self.t.get(of_target).type == "NUMBER":
-            of_target, link = self.t.title(), "of"
+        of_target, link = self._value_owner(noun)
         key = self.t.measure_at(amount, unit_needed=True)
         if key is None or of_target is None or key == of_target:
             return
@@ -284,6 +280,13 @@ class RelationRules:
         contexts = self._value_contexts(pred, amount, [key, of_target], noun)
         be = "was" if pred.tag_ in {"VBD", "VBN"} else self._tense_word(noun)
         self._attribute_fact(be, _uncapitalised(words, noun), (of_target, link), [key], contexts)
+
+    def _value_owner(self, tok: Token) -> tuple[str | None, str]:
+        """Whose measure ``tok`` is (:meth:`_owner`); an amount owns no measure, so then the topic."""
+        of_target, link = self._owner(tok, measure=True)
+        if of_target is None or self.t.get(of_target).type == "NUMBER":
+            return self.t.title(), "of"
+        return of_target, link
 
     def _superlative_month(self, noun: Token) -> None:
         """``May is the hottest month`` / ``The months of June and July are considered the driest months``.
@@ -299,8 +302,7 @@ class RelationRules:
         if superlative is None or subj_tok is None or pred.lemma_ not in {"be", "consider"}:
             return
         if subj_tok.lemma_.lower() in {"month", "season"}:  # "The months of June and July"
-            of = next((c for c in subj_tok.children if c.dep_ == "prep" and c.lower_ == "of"), None)
-            subj_tok = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+            subj_tok = _pobj(_prep_child(subj_tok, "of"))
         members = coordinated(subj_tok) if subj_tok is not None else []
         if not members or any(m.lower_ not in MONTHS_AND_SEASONS for m in members):
             return
@@ -688,9 +690,7 @@ class RelationRules:
         amount, words = self._verb_amount(pred)
         if amount is None:
             return
-        of_target, link = self._owner(subj_tok, measure=True)
-        if of_target is None or self.t.get(of_target).type == "NUMBER":
-            of_target, link = self.t.title(), "of"
+        of_target, link = self._value_owner(subj_tok)
         key = self.t.measure_at(amount, unit_needed=True)
         phrase = noun_phrase(subj_tok, self.t)
         if key is None or of_target is None or key == of_target or not phrase:
@@ -707,7 +707,7 @@ class RelationRules:
         ]
         for prep, ctx in self._value_contexts(pred, amount, [key, of_target]):
             c = self.t.get(ctx[0])
-            ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
+            ask = _wh_context(c.type)
             names = " and ".join(self.t.get(k).name for k in ctx)
             questions.append(
                 Question(f"What {vg.inverted(where, [*words, prep, names])}?", [of_target, *ctx], [key])
@@ -724,12 +724,11 @@ class RelationRules:
             if child.dep_ == "dobj":
                 if measure_span(self.doc, child) is not None:
                     return child, []
-                of = next((c for c in child.children if c.dep_ == "prep" and c.lower_ == "of"), None)
-                pobj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+                pobj = _pobj(_prep_child(child, "of"))
                 if pobj is not None and measure_span(self.doc, pobj) is not None:
                     return pobj, ["a", child.lower_, "of"]
             elif child.dep_ == "prep" and child.lower_ in _AMOUNT_PREPS:
-                pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
+                pobj = _pobj(child)
                 if pobj is not None and measure_span(self.doc, pobj) is not None:
                     return pobj, [child.lower_]
         return None, []
@@ -881,7 +880,7 @@ class RelationRules:
             others = [ph for j, ph in enumerate(phrases) if j != i]
             other_keys = [k for j, (_p, ks) in enumerate(contexts) if j != i for k in ks]
             questions.append(Question(f"{wh} {be} {where} {phrases[i]}?", [of_target, *ctx], keys))
-            ask = "When" if c.type in {"DATE", "EVENT"} else "Where" if c.type == "PLACE" else "What"
+            ask = _wh_context(c.type)
             clause = _join([be, where, values, *others])
             questions.append(Question(f"{ask} {clause}?", [of_target, *keys, *other_keys], ctx))
         if len(contexts) > 1:
@@ -1529,6 +1528,21 @@ def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]
     if etype == "PERSON":
         return "Who", False
     return "What", False
+
+
+def _prep_child(tok: Token, word: str) -> Token | None:
+    """``tok``'s first preposition ``word`` ("of" in "a rainfall of 40 inches"), or None."""
+    return next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == word), None)
+
+
+def _pobj(prep: Token | None) -> Token | None:
+    """The first object of the preposition ``prep``, or None (also for no preposition)."""
+    return next((g for g in prep.children if g.dep_ == "pobj"), None) if prep is not None else None
+
+
+def _wh_context(etype: str) -> str:
+    """The wh-word asking for a context of a value: a date or event "When", a place "Where"."""
+    return "When" if etype in {"DATE", "EVENT"} else "Where" if etype == "PLACE" else "What"
 
 
 def _shared_words(paths: Sequence[Sequence[str]]) -> tuple[str, ...]:
