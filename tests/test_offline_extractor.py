@@ -870,3 +870,40 @@ def test_a_describing_noun_shared_by_an_events_slots_is_said_once(extractor: Off
     assert not any(q.count("chapel") > 1 for q in qas), sorted(qas)
     asked = "What is Saint Orla Chapel a chapel in Brisk Village and Velmora and Tarnland at?"
     assert qas[asked] == {"Edgeford Avenue"}
+
+
+def test_a_gerund_after_a_preposition_takes_the_verbs_subject(extractor: OfflineExtractor) -> None:
+    # "before joining": the gerund has no subject of its own; the river that flows is the one that joins
+    text = "The Velm River rises near Dorsk and flows west through Velmia before joining the Orme River near Tarnholm."
+    qas = qa_map(extractor.extract(ChunkText(text, "Velm River")))
+    assert qas["What does Velm River join?"] == {"Orme River"}
+    assert qas["What joins Orme River?"] == {"Velm River"}
+    assert qas["Where does Velm River join Orme River?"] == {"Tarnholm"}
+
+
+def test_a_definite_subject_without_owner_is_the_topics(extractor: OfflineExtractor) -> None:
+    text = "Dorsk has a tropical climate. The dry season runs from December to June."
+    qas = qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    assert qas["Whose dry season runs from December to June?"] == {"Dorsk"}
+    assert qas["From when does the dry season of Dorsk run?"] == {"December to June"}
+    # the topic's own head noun is the topic itself, not something it owns
+    text = (
+        "The Tarnholm Correctional Centre is a prison in Velmia. "
+        "The centre is managed by Velmia Correctional Services."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "Tarnholm Correctional Centre")))
+    assert qas["What is managed by Velmia Correctional Services?"] == {"Tarnholm Correctional Centre"}
+    assert not any(q.startswith("Whose centre") for q in qas)
+    # a subject with a name of its own in it is not the topic's
+    text = "Dorsk is a town in Velmia. In 1902, the Velmian government protested the treaty."
+    assert not any(
+        q.startswith("Whose government") for q in qa_map(extractor.extract(ChunkText(text, "Dorsk")))
+    )
+
+
+def test_a_state_the_ner_took_for_a_body_is_a_place(extractor: OfflineExtractor) -> None:
+    text = "Kelwadi is a small village in Ratnagiri district, Maharashtra state, India."
+    gsw = extractor.extract(ChunkText(text, "Kelwadi"))
+    state = next(e for e in gsw.entities if e.name == "Maharashtra state")
+    assert state.type == "PLACE" and "Maharashtra" in state.aliases
+    assert qa_map(gsw)["Where is Ratnagiri district located?"] == {"Maharashtra state", "India"}

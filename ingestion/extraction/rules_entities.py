@@ -515,7 +515,8 @@ def _renamed(name: str, etype: str) -> tuple[str, str, str]:
 
     A party by its adjective ("a Democrat") is the party ("Democratic Party"); an amount with a
     focus word ("only 20 km") is the amount; a place with a trailing generic noun ("Kerala state")
-    keeps its written name, and the bare name is added as an alias by the caller's record.
+    keeps its written name, and the bare name is added as an alias by the caller's record; a
+    name the NER took for a body but closing with a lowercase "state" or "province" is such a place.
     """
     party = party_of_adjective(name) if etype == "NORP" else None
     if party:
@@ -523,12 +524,16 @@ def _renamed(name: str, etype: str) -> tuple[str, str, str]:
     if etype == "NUMBER":
         bare = re.sub(r"^(?:only|just|some)\s+(?=[\d−-])", "", name)
         return bare, etype, name if bare != name else ""
+    if etype in {"ORG", "THING"} and _DIVISION_TAIL.search(name):
+        etype = "PLACE"  # "Maharashtra state": a body or thing is never named by a lowercase "state"
     if etype == "PLACE":
         bare = _GENERIC_TAIL.sub("", name)
         return name, etype, bare if bare != name and bare[:1].isupper() else ""
     return name, etype, ""
 
 
+# A lowercase division noun closing a name the NER took for a body ("Maharashtra state" as ORG).
+_DIVISION_TAIL = re.compile(r"[A-Z]\S*\s+(?:state|province|prefecture)$")
 # Lowercase generic nouns closing a place's written name ("Kerala state", "the Tarn mountains").
 _GENERIC_TAIL = re.compile(
     r"(?:\s+(?:state|province|region|prefecture|" + "|".join(sorted(FEATURE_NOUNS)) + r"))+$"

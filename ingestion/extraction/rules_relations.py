@@ -37,6 +37,8 @@ from engramdb.ingestion.extraction.rules_lexicon import (
 _SUBJ = {"nsubj", "nsubjpass"}
 _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
+# Dependencies of a participle or gerund that says no tense of its own ("a film starring X", "before joining Y")
+_NONFINITE_DEPS = {"acl", "advcl", "relcl", "conj", "pcomp"}
 _LIST_VERBS = {"include", "comprise", "feature"}  # "Notable works include A and B"
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
@@ -426,6 +428,10 @@ class RelationRules:
         if verb.dep_ == "xcomp" and verb.head.pos_ in {"VERB", "AUX"}:
             subj, _p = self.subject(verb.head, depth + 1)
             return subj, passive
+        governor = _gerund_governor(verb)
+        if governor is not None:
+            subj, _p = self.subject(governor, depth + 1)
+            return subj, passive
         return None, passive
 
     # ----------------------------------------------------------------- paths
@@ -556,6 +562,7 @@ class RelationRules:
             if subj is None and self._owned_subject(pred, passive):
                 return
             if subj is None:
+                self._topic_subject(pred, passive)
                 self._inclusion_list(pred)
                 self._described_subject(pred, passive)
                 self._measure_verb(pred, passive)
@@ -575,10 +582,18 @@ class RelationRules:
         if poss is None:
             return False
         owner = self.t.key_at(poss) or (self.resolve(poss) if poss.tag_ == "WP$" else None)
+        return self._owner_facts(pred, passive, subj_tok, owner)
+
+    def _owner_facts(
+        self, pred: Token, passive: bool, subj_tok: Token, owner: str | None, counts: bool = True
+    ) -> bool:
+        """The facts of a subject noun owned by ``owner``: for each object, "Where do the works of X
+        hang?" and "Whose works hang in Y?". True if a fact was made. Without ``counts``, a bare
+        number is no object ("included two in Wapello": two of what, the noun says, not the number)."""
         words = noun_phrase(subj_tok, self.t)
         if not owner or not words or len(words) > 3:
             return False
-        role = _join([w for w in words if w.lower() not in {"the", "a", "an"}])
+        role = _join([w for w in _uncapitalised(words, subj_tok) if w.lower() not in {"the", "a", "an"}])
         name = self.t.get(owner).name
         vg = VerbGroup(pred, passive, self.doc)
         made = False
@@ -586,6 +601,8 @@ class RelationRules:
             if path.key == owner or path.count_noun is not None or path.noun is not None:
                 continue
             o = self.t.get(path.key)
+            if not counts and o.type == "NUMBER":
+                continue
             wh, absorbed = _wh_object(o.type, list(path.words), False)
             tail = path.words[:-1] if absorbed else path.words
             questions = [
@@ -595,6 +612,30 @@ class RelationRules:
             self.facts.append(Fact(owner, _join([f"has {role} that", vg.surface, *path.words]), questions))
             made = True
         return made
+
+    def _topic_subject(self, pred: Token, passive: bool) -> None:
+        """``The dry season runs from December to June`` / ``The owners lived there for 40 years``.
+
+        A definite subject noun without a name, owner or "of" phrase, in a passage about one topic,
+        is the topic's own ("the dry season" of Guam), as a reader takes it and as :meth:`_owner`
+        already takes a measure's: "Whose dry season runs from December?" -> the topic. Measure
+        nouns are left to the measure rules, which read their amounts.
+        """
+        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ in {"be", *_LIST_VERBS}:
+            return  # "The works include A and B" is the inclusion list's
+        if subj_tok.lemma_.lower() in MEASURE_NOUNS | _EXTREMES or self.t.key_at(subj_tok):
+            return
+        dets = [c.lower_ for c in subj_tok.children if c.dep_ in {"det", "poss"}]
+        if dets != ["the"] or any(c.dep_ == "prep" or self.t.key_at(c) for c in subj_tok.children):
+            return  # "the United States government", "the number of districts": an owner of its own
+        owner = self.t.title()
+        if owner is None or self.t.get(owner).type in {"DATE", "NUMBER"}:
+            return
+        if self.t.get(owner).name.split()[-1].lower() == subj_tok.lower_:
+            self._predicate_for(pred, owner, passive)  # "The centre is managed by X" in "... Centre"
+        else:
+            self._owner_facts(pred, passive, subj_tok, owner, counts=False)
 
     def _co_subjects(self, pred: Token, subj: str) -> list[str]:
         """``A and B founded C``: the other named subjects, each doing what the first does."""
@@ -1273,7 +1314,7 @@ class VerbGroup:
         self.verb = pred.lower_ if pred.pos_ in {"VERB", "AUX"} else pred.text
         self.synthetic = False
         self.tag = pred.tag_
-        if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in {"acl", "advcl", "relcl", "conj"}:
+        if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in _NONFINITE_DEPS:
             root = pred.sent.root
             past = root.tag_ in {"VBD"} or any(
                 c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"}
@@ -1445,6 +1486,18 @@ def _participle_governor(noun: Token) -> Token | None:
     if verb.tag_ in {"VBN", "VBG"} and verb.dep_ in {"acl", "advcl", "conj", "relcl"}:
         return verb
     return None
+
+
+def _gerund_governor(verb: Token) -> Token | None:
+    """``flows through A before joining B`` / ``won the title after beating C``: a gerund that is the
+    object of a preposition on a verb has no subject of its own; English gives it the subject of that
+    verb. Returns the verb, or None (not a gerund, or its preposition hangs on a noun)."""
+    if verb.dep_ != "pcomp" or verb.tag_ != "VBG" or any(c.dep_ in _SUBJ for c in verb.children):
+        return None
+    prep = verb.head
+    if prep.dep_ != "prep" or prep.head.pos_ not in {"VERB", "AUX"}:
+        return None
+    return prep.head
 
 
 def nominal(tok: Token) -> bool:
