@@ -907,3 +907,48 @@ def test_a_state_the_ner_took_for_a_body_is_a_place(extractor: OfflineExtractor)
     state = next(e for e in gsw.entities if e.name == "Maharashtra state")
     assert state.type == "PLACE" and "Maharashtra" in state.aliases
     assert qa_map(gsw)["Where is Ratnagiri district located?"] == {"Maharashtra state", "India"}
+
+
+def test_members_of_a_between_list_name_each_other(extractor: OfflineExtractor) -> None:
+    # "between A, B and C": the border is theirs together, so each member is asked for by the others
+    text = "The Velm River flows along the border between Dorsk, Velmia and Tarnland before joining the Orme River."
+    qas = qa_map(extractor.extract(ChunkText(text, "Velm River")))
+    asked = "Velm River flows along the border between Dorsk, Velmia and which other place?"
+    assert qas[asked] == {"Tarnland"}
+    assert qas["Velm River flows along the border between Velmia, Tarnland and which other place?"] == {
+        "Dorsk"
+    }
+
+
+def test_an_enumeration_after_a_plural_noun_links_its_members(extractor: OfflineExtractor) -> None:
+    text = "The Orme watershed covers four counties -- Dent, Phelps, Crawford, and Franklin -- in eastern Missouri."
+    qas = qa_map(extractor.extract(ChunkText(text, "Orme River")))
+    asked = "Orme watershed covers Dent County, Phelps County, Crawford County and which other county?"
+    assert qas[asked] == {"Franklin County"}
+    # an ordinary list of one kind of place is no nesting, even without a closing "and"
+    text = "The Orme River drains parts of Maries County, Gasconade County, Iron County."
+    qas = qa_map(extractor.extract(ChunkText(text, "Orme River")))
+    assert not any(q.startswith("Where is") for q in qas), sorted(qas)
+
+
+def test_a_name_between_two_places_of_a_chain_is_a_place(extractor: OfflineExtractor) -> None:
+    # the NER calls "Konkan" a group; between a district and a state it is a region
+    text = "Kelwadi is a small village in Ratnagiri district, Konkan, Maharashtra state, India."
+    gsw = extractor.extract(ChunkText(text, "Kelwadi"))
+    assert next(e for e in gsw.entities if e.name == "Konkan").type == "PLACE"
+    assert qa_map(gsw)["Where is Konkan located?"] == {"Maharashtra state", "India"}
+
+
+def test_a_place_after_a_plural_place_noun_holds_every_listed_place(extractor: OfflineExtractor) -> None:
+    text = "Tarn Lake State Park is a state park in Guilford and Rockingham Counties, North Carolina."
+    qas = qa_map(extractor.extract(ChunkText(text, "Tarn Lake State Park")))
+    assert qas["Where is Guilford County located?"] == {"North Carolina"}
+    assert qas["What place is located in North Carolina?"] == {"Guilford County", "Rockingham County"}
+
+
+def test_a_nationality_adjective_inside_a_name_gives_the_country(extractor: OfflineExtractor) -> None:
+    text = "The lowest temperature was recorded at the Russian Vostok Station in 1983."
+    gsw = extractor.extract(ChunkText(text, "Antarctica"))
+    station = next(e for e in gsw.entities if e.name == "Russian Vostok Station")
+    assert "Vostok Station" in station.aliases
+    assert qa_map(gsw)["What country is Russian Vostok Station from?"] == {"Russia"}

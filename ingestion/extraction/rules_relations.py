@@ -12,12 +12,13 @@ Y?"), choosing the wh-word from the answer's type.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
 
-from engramdb.ingestion.extraction.rules_entities import EntityTable, measure_span
+from engramdb.ingestion.extraction.rules_entities import EntityRecord, EntityTable, measure_span
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSORBED_PREPS,
     APPROXIMATORS,
@@ -96,6 +97,8 @@ class RelationRules:
     # ------------------------------------------------------------------ entry
     def run(self) -> list[Fact]:
         self._place_chains()
+        for tok in self.doc:
+            self._shared_place(tok)
         for inner, outer in self.t.divisions:  # "Ohio's 3rd congressional district" lies in Ohio
             self._located_fact(inner, outer)
         for tok in self.doc:
@@ -124,11 +127,15 @@ class RelationRules:
         chain: list[tuple[int, int, str]] = []
 
         for n, span in enumerate([*spans, None]):
-            if span is not None and self.t.get(span[2]).type == "PLACE":
+            if span is not None and (
+                self.t.get(span[2]).type == "PLACE"
+                or chain
+                and self._flanked(chain[-1], span, spans[n + 1 : n + 2])
+            ):
                 if chain and self._follows(chain[-1], span):
                     chain.append(span)
                     continue
-            if len(chain) > 1 and not self._listed(chain[-1][1]):
+            if len(chain) > 1 and not self._listed(chain[-1][1]) and not self._same_kinds(chain):
                 self._chain_facts([k for _s, _e, k in chain])
             chain = [span] if span is not None and self._place_like(span, spans[n + 1 : n + 2]) else []
 
@@ -144,8 +151,9 @@ class RelationRules:
         rec = self.t.get(span[2])
         if rec.type == "PLACE":
             return True
+        root = self.doc[span[0] : span[1]].root
         if (
-            rec.type in {"ORG", "THING"}
+            (rec.type in {"ORG", "THING"} or rec.type in {"PERSON", "NORP"} and root.dep_ == "pobj")
             and nxt
             and self._follows(span, nxt[0])
             and span[2] != self.t.title_key
@@ -155,12 +163,68 @@ class RelationRules:
                 return True
         return False
 
+    def _flanked(
+        self, prev: tuple[int, int, str], span: tuple[int, int, str], nxt: list[tuple[int, int, str]]
+    ) -> bool:
+        """``in Ratnagiri district, Konkan, Maharashtra state``: a name the NER mistyped between two places
+        of a comma chain is a place too (retyped so); a person or group is never listed so."""
+        rec = self.t.get(span[2])
+        if rec.type not in {"ORG", "THING", "NORP", "PERSON"} or span[2] == self.t.title_key or not nxt:
+            return False
+        if not (self._follows(prev, span) and self._follows(span, nxt[0])):
+            return False
+        if self.t.get(nxt[0][2]).type != "PLACE":
+            return False
+        rec.type = "PLACE"
+        return True
+
+    def _shared_place(self, noun: Token) -> None:
+        """``in Guilford and Rockingham Counties, North Carolina``: a place set off after a plural place
+        noun is where every place the noun lists lies, the first as much as the last (a comma chain,
+        read mention by mention, reaches only the last one)."""
+        if noun.tag_ not in {"NNS", "NNPS"} or NOUN_TYPES.get(_singular(noun.lower_)) != "PLACE":
+            return
+        outer = next(
+            (k for c in noun.children if c.dep_ == "appos" and c.i > noun.i and (k := self._place_key(c))),
+            None,
+        )
+        if outer is None:
+            return
+        named = [
+            m
+            for c in noun.children
+            if c.dep_ in {"nmod", "compound"} and c.i < noun.i
+            for m in [c, *c.conjuncts]
+        ]
+        first = noun
+        while first.dep_ == "conj" and first.head.i < first.i:
+            first = first.head
+        if first is not noun:
+            named.extend(m for m in coordinated(first) if m.i < noun.i)
+        wider = [outer, *self.within.get(outer, [])]
+        for key in dict.fromkeys(k for m in named if (k := self._place_key(m)) and k not in wider):
+            known = self.within.setdefault(key, [])
+            for place in wider:
+                if place not in known:
+                    known.append(place)
+                    self._located_fact(key, place)
+
+    def _place_key(self, tok: Token) -> str | None:
+        key = self.t.key_at(tok)
+        return key if key and self.t.get(key).type == "PLACE" else None
+
     def _listed(self, end: int) -> bool:
         """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and": a list, not a nesting."""
         words = [t.lower_ for t in self.doc[end : end + 2]]
         return bool(words) and (
             words[0] in {"and", "or"} or words[:1] == [","] and words[1:] in (["and"], ["or"])
         )
+
+    def _same_kinds(self, chain: list[tuple[int, int, str]]) -> bool:
+        """``Maries County, Gasconade County, Iron County``: two neighbours of one kind (two counties)
+        cannot lie one in the other; the chain is a list, however it ends."""
+        kinds = [place_kind(self.t.get(k).name) for _s, _e, k in chain]
+        return any(a is not None and a == b for a, b in zip(kinds, kinds[1:], strict=False))
 
     def _chain_facts(self, keys: list[str]) -> None:
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
@@ -182,14 +246,29 @@ class RelationRules:
         out: list[str] = []
         for pobj in (g for g in prep.children if g.dep_ == "pobj"):
             for member in coordinated(pobj):
-                key = self.t.key_at(member)
-                if key is None and NOUN_TYPES.get(member.lemma_.lower()) == "PLACE":
+                keys = [self.t.key_at(member)]
+                if keys[0] is None and NOUN_TYPES.get(member.lemma_.lower()) == "PLACE":
                     obj = _pobj(_prep_child(member, "of"))
-                    key = self.t.key_at(obj) if obj is not None else None
-                if key and self.t.get(key).type == "PLACE" and key not in out:
-                    out.append(key)
-                    out.extend(k for k in self.within.get(key, []) if k not in out)
+                    keys = [self.t.key_at(obj) if obj is not None else None]
+                if keys[0] is None:  # "in Guilford and Rockingham Counties": the names the plural lists
+                    keys = self._listed_names(member)
+                for key in keys:
+                    if key and self.t.get(key).type == "PLACE" and key not in out:
+                        out.append(key)
+                        out.extend(k for k in self.within.get(key, []) if k not in out)
         return out
+
+    def _listed_names(self, noun: Token) -> list[str | None]:
+        """``Guilford and Rockingham Counties`` / ``Crawford and Dent counties``: the names a plural place
+        noun lists before it, as modifiers and their conjuncts."""
+        if noun.tag_ not in {"NNS", "NNPS"} or NOUN_TYPES.get(_singular(noun.lower_)) != "PLACE":
+            return []
+        return [
+            self.t.key_at(m)
+            for c in noun.children
+            if c.dep_ in {"nmod", "compound"} and c.i < noun.i
+            for m in [c, *c.conjuncts]
+        ]
 
     def _successive_places(self, head: Token) -> None:
         """``a town in Kent County, in northern Kansas`` / ``located in central Nevada in the United States``.
@@ -675,6 +754,38 @@ class RelationRules:
             self._fact(subj, vg, path, ctx)
             kept.append(path)
         self._nary(subj, vg, kept)
+        self._co_members(subj, vg, kept)
+
+    def _co_members(self, subj: str, vg: VerbGroup, paths: list[_Path]) -> None:
+        """``flows along the border between A, B and C`` / ``covers six counties -- A, B and C``.
+
+        The members of a list that is one whole -- the objects of "between", or an enumeration set
+        off after a plural noun -- stand in a relation to each other, not only to the subject: each
+        answers a question naming the others ("X flows along the border between A, B and which other
+        place?"). An ordinary list ("covers A, B and C") is left alone: its members need not relate.
+        """
+        slots: dict[tuple[str, ...], list[_Path]] = {}
+        for path in paths:
+            if _joint_list(path.tok):
+                slots.setdefault((*path.words, "|agent" if path.agent else ""), []).append(path)
+        name = self.t.get(subj).name
+        for members in slots.values():
+            keys = [k for i, k in enumerate(p.key for p in members) if k not in [p.key for p in members][:i]]
+            if len(keys) < 2:
+                continue
+            words = members[0].words
+            for key in keys:
+                others = [self.t.get(k).name for k in keys if k != key]
+                listed = ", ".join(others)
+                noun = Counter(_kind_noun(self.t.get(k)) for k in keys).most_common(1)[0][0]
+                text = f"{_join([name, vg.surface, *words, listed])} and which other {noun}?"
+                self.facts.append(
+                    Fact(
+                        subj,
+                        _join([vg.surface, *words]),
+                        [Question(text, [subj, *(k for k in keys if k != key)], [key])],
+                    )
+                )
 
     def _dimension(self, subj: str, pred: Token) -> None:
         """``The river is 218 miles long`` / ``300 metres (980 ft) tall`` / ``218 miles in length``.
@@ -1130,6 +1241,8 @@ class RelationRules:
         if head_key and tok_key and head_key != tok_key:
             h, a = self.t.get(head_key), self.t.get(tok_key)
             if h.type == "PLACE" and a.type == "PLACE":
+                if place_kind(h.name) is not None and place_kind(h.name) == place_kind(a.name):
+                    return  # "Maries County, Gasconade County": two of a kind are a list, not a nesting
                 qs = [Question(f"Where is {h.name} located?", [head_key], [tok_key])]
                 kind = place_kind(a.name)
                 if kind:
@@ -1284,6 +1397,24 @@ class RelationRules:
                 self._party(key, party, child)
             elif ckey and self.t.get(ckey).type == "NORP":
                 self._nationality(key, self.t.get(ckey).name, child.i, countries_only=True)
+        self._leading_demonym(tok, key)
+
+    def _leading_demonym(self, tok: Token, key: str) -> None:
+        """``the Russian Vostok Station`` / ``the Chilean Frei Montalva Station``: the NER often takes a
+        nationality adjective into a site's or body's name. The adjective still says the country the
+        entity is from, and the name without it ("Vostok Station") is how the entity is mostly called."""
+        rec = self.t.get(key)
+        span = next(((s, e) for s, e, k in self.t.mention_spans if k == key and s <= tok.i < e), None)
+        if span is None or rec.type not in {"PLACE", "ORG", "THING"}:
+            return
+        words = self.doc[span[0] : span[1]]
+        first = words[0]
+        if len(words) < 3 or first.pos_ not in {"ADJ", "PROPN"} or not country_of_demonym(first.text):
+            return
+        if not all(w.text[:1].isupper() for w in words[1:]):
+            return
+        rec.add_alias(words[1:].text)
+        self._nationality(key, first.text, first.i, countries_only=True)
 
     def _party(self, person: str, party: str, word: Token) -> None:
         """``Republican Tom Hanley`` / ``Democrat Jane Roe``: the party word before a person's name is
@@ -1444,6 +1575,40 @@ def closing_appositive(noun: Token) -> Token | None:
         ):
             return tok
     return None
+
+
+def _joint_list(tok: Token) -> bool:
+    """``between A, B and C`` / ``six counties -- A, B and C``: ``tok`` is a member of a list whose
+    members are taken together (the objects of "between", an enumeration in apposition to a plural noun)."""
+    if _plural_noun(tok) and any(c.dep_ == "appos" and c.i > tok.i for c in tok.children):
+        return True  # the plural noun itself, when it carries its first member's name
+    first = tok
+    while first.dep_ == "conj" and first.head.i < first.i:
+        first = first.head
+    if first.dep_ == "pobj" and first.head.lower_ == "between":
+        return True
+    return first.dep_ == "appos" and _plural_noun(first.head)
+
+
+def _singular(word: str) -> str:
+    """A rough singular of a plural noun ("counties" -> "county"), enough to look a kind of place up."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") else word
+
+
+def _plural_noun(tok: Token) -> bool:
+    return tok.pos_ == "NOUN" and tok.tag_ in {"NNS", "NNPS"}
+
+
+def _kind_noun(rec: EntityRecord) -> str:
+    """The noun for "which other ...?" asking for ``rec``: its kind of place ("county"), "year" for a
+    bare year, else a noun of its type."""
+    if rec.type == "PLACE":
+        return place_kind(rec.name) or "place"
+    if rec.type == "DATE":
+        return "year" if rec.name.isdigit() else "date"
+    return _wh_noun(rec.type)
 
 
 def _conjoined_prep(tok: Token) -> bool:
