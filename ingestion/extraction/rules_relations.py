@@ -130,7 +130,7 @@ class RelationRules:
             if span is not None and (
                 self.t.get(span[2]).type == "PLACE"
                 or chain
-                and self._flanked(chain[-1], span, spans[n + 1 : n + 2])
+                and self._retyped_if_flanked(chain[-1], span, spans[n + 1 : n + 2])
             ):
                 if chain and self._follows(chain[-1], span):
                     chain.append(span)
@@ -163,11 +163,12 @@ class RelationRules:
                 return True
         return False
 
-    def _flanked(
+    def _retyped_if_flanked(
         self, prev: tuple[int, int, str], span: tuple[int, int, str], nxt: list[tuple[int, int, str]]
     ) -> bool:
         """``in Ratnagiri district, Konkan, Maharashtra state``: a name the NER mistyped between two places
-        of a comma chain is a place too (retyped so); a person or group is never listed so."""
+        of a comma chain is a place too, so it is retyped PLACE here and True returned; a person or
+        group is never listed so."""
         rec = self.t.get(span[2])
         if rec.type not in {"ORG", "THING", "NORP", "PERSON"} or span[2] == self.t.title_key or not nxt:
             return False
