@@ -183,7 +183,7 @@ class RelationRules:
         """``in Guilford and Rockingham Counties, North Carolina``: a place set off after a plural place
         noun is where every place the noun lists lies, the first as much as the last (a comma chain,
         read mention by mention, reaches only the last one)."""
-        if noun.tag_ not in {"NNS", "NNPS"} or NOUN_TYPES.get(_singular(noun.lower_)) != "PLACE":
+        if not _plural_place(noun):
             return
         outer = next(
             (k for c in noun.children if c.dep_ == "appos" and c.i > noun.i and (k := self._place_key(c))),
@@ -191,12 +191,7 @@ class RelationRules:
         )
         if outer is None:
             return
-        named = [
-            m
-            for c in noun.children
-            if c.dep_ in {"nmod", "compound"} and c.i < noun.i
-            for m in [c, *c.conjuncts]
-        ]
+        named = _listed_before(noun)
         first = noun
         while first.dep_ == "conj" and first.head.i < first.i:
             first = first.head
@@ -262,14 +257,7 @@ class RelationRules:
     def _listed_names(self, noun: Token) -> list[str | None]:
         """``Guilford and Rockingham Counties`` / ``Crawford and Dent counties``: the names a plural place
         noun lists before it, as modifiers and their conjuncts."""
-        if noun.tag_ not in {"NNS", "NNPS"} or NOUN_TYPES.get(_singular(noun.lower_)) != "PLACE":
-            return []
-        return [
-            self.t.key_at(m)
-            for c in noun.children
-            if c.dep_ in {"nmod", "compound"} and c.i < noun.i
-            for m in [c, *c.conjuncts]
-        ]
+        return [self.t.key_at(m) for m in _listed_before(noun)] if _plural_place(noun) else []
 
     def _successive_places(self, head: Token) -> None:
         """``a town in Kent County, in northern Kansas`` / ``located in central Nevada in the United States``.
@@ -561,12 +549,9 @@ class RelationRules:
             )
             if named:  # "the American rock band Pearl Jam"
                 out.append(_Path(list(prefix), named, member))
-            if member.tag_ in {"NNS", "NNPS"}:  # "through Crawford and Dent counties": each listed name
-                for mod in member.children:
-                    if mod.dep_ in {"nmod", "compound"} and mod.i < member.i:
-                        for m in [mod, *mod.conjuncts]:
-                            if (k := self.t.key_at(m)) and all(p.key != k for p in out):
-                                out.append(_Path(list(prefix), k, m))
+            for m in _listed_before(member):  # "through Crawford and Dent counties": each listed name
+                if (k := self.t.key_at(m)) and all(p.key != k for p in out):
+                    out.append(_Path(list(prefix), k, m))
             words = noun_phrase(member, self.t)
             if words is None:
                 continue
@@ -771,14 +756,13 @@ class RelationRules:
                 slots.setdefault((*path.words, "|agent" if path.agent else ""), []).append(path)
         name = self.t.get(subj).name
         for members in slots.values():
-            keys = [k for i, k in enumerate(p.key for p in members) if k not in [p.key for p in members][:i]]
+            keys = list(dict.fromkeys(p.key for p in members))
             if len(keys) < 2:
                 continue
             words = members[0].words
+            noun = Counter(_kind_noun(self.t.get(k)) for k in keys).most_common(1)[0][0]
             for key in keys:
-                others = [self.t.get(k).name for k in keys if k != key]
-                listed = ", ".join(others)
-                noun = Counter(_kind_noun(self.t.get(k)) for k in keys).most_common(1)[0][0]
+                listed = ", ".join(self.t.get(k).name for k in keys if k != key)
                 text = f"{_join([name, vg.surface, *words, listed])} and which other {noun}?"
                 self.facts.append(
                     Fact(
@@ -1589,6 +1573,21 @@ def _joint_list(tok: Token) -> bool:
     if first.dep_ == "pobj" and first.head.lower_ == "between":
         return True
     return first.dep_ == "appos" and _plural_noun(first.head)
+
+
+def _listed_before(noun: Token) -> list[Token]:
+    """``Guilford and Rockingham Counties`` / ``Crawford and Dent counties``: the words a plural noun
+    lists before it (its name modifiers and their conjuncts), in order; none for a singular noun."""
+    if noun.tag_ not in {"NNS", "NNPS"}:
+        return []
+    return [
+        m for c in noun.children if c.dep_ in {"nmod", "compound"} and c.i < noun.i for m in [c, *c.conjuncts]
+    ]
+
+
+def _plural_place(noun: Token) -> bool:
+    """A plural noun of a kind of place ("counties", "Counties")."""
+    return noun.tag_ in {"NNS", "NNPS"} and NOUN_TYPES.get(_singular(noun.lower_)) == "PLACE"
 
 
 def _singular(word: str) -> str:
