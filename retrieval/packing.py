@@ -220,7 +220,7 @@ def fill_budget(
     queries: Sequence[str],
     focus: Iterable[str] = (),
     passages: Sequence[Evidence] = (),
-    tier: Future[list[dict[str, Any]]] | None = None,
+    tier: Future[list[dict[str, Any]]] | Sequence[dict[str, Any]] | None = None,
     lead: int | None = None,
 ) -> list[Evidence]:
     """A strategy's ranking packed into ``budget`` tokens: its leading units (:func:`split_lead`)
@@ -231,8 +231,15 @@ def fill_budget(
     found. The other ``queries`` (sub-questions) and ``focus`` choose the sentences of a passage
     that must be shortened. Dense search for the sub-questions too was measured: the same
     answer-in-evidence on both own question sets, 20-30 ms more per ask. ``tier`` is the dense search already started by
-    :func:`passage_tier` for ``queries[0]``."""
-    found = passage_evidence(tier.result() if tier is not None else _dense_rows(context, queries[0]))
+    :func:`passage_tier` for ``queries[0]``, or its rows when the strategy found them itself."""
+    rows = (
+        _dense_rows(context, queries[0])
+        if tier is None
+        else tier.result()
+        if isinstance(tier, Future)
+        else tier
+    )
+    found = passage_evidence(rows)
     first, rest = split_lead(own, budget, lead)
     return pack([*first, *interleave(found, [*rest, *passages])], budget, focus=[*queries, *focus])
 

@@ -28,7 +28,13 @@ from engramdb.ingestion.stages.gists import (
 )
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
-from engramdb.retrieval.diffusion.strategy import DiffusionStrategy, snapshot_cache
+from engramdb.retrieval.diffusion.strategy import (
+    DiffusionStrategy,
+    dense_tier,
+    passage_similarity,
+    snapshot_cache,
+)
+from engramdb.retrieval.packing import PASSAGE_POOL
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA
@@ -360,6 +366,30 @@ def test_with_a_budget_the_gists_follow_every_passage(films) -> None:
     last_passage = max(i for i, k in enumerate(kinds) if k == "passage")
     assert last_passage < kinds.index("gist"), kinds  # a gist never displaces a passage
     assert result.evidence_tokens <= 2000
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where was the director of Big Eyes born?",
+        "Which film came out first, Big Eyes or Edward Scissorhands?",
+    ],
+)
+def test_the_budget_passage_tier_is_what_dense_search_finds(films, question) -> None:
+    """The tier comes from the snapshot's passage vectors, not a vector search: same passages, same
+    order, same cosines; and the surest of them leads a small budget's passages."""
+    memory, _ = films
+    vector = np.asarray(memory.embedder.embed_query(question), dtype=np.float32)
+    snapshot, _ = snapshot_cache(memory.graph, memory.vectors).current(
+        memory.graph, memory.vectors, memory.embedder.dim
+    )
+    tier = dense_tier(snapshot, passage_similarity(snapshot.chunk_vectors, vector))
+    hits = memory.vectors.search(CHUNK_COLLECTION, memory.namespace, vector, PASSAGE_POOL)
+    assert [c for c, _ in tier] == [h.key for h in hits]
+    assert [c[1] for c in tier] == pytest.approx([h.score for h in hits], abs=1e-4)
+    result = strategy(memory, budget=64).ask(question)
+    assert next(e.id for e in result.evidence if e.kind == "passage") == hits[0].key
+    assert result.evidence_tokens <= 64
 
 
 def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
