@@ -193,3 +193,15 @@ def test_passages_of_equal_score_come_in_id_order_whatever_order_they_were_writt
     assert len(every) == 8 and len({r["score"] for r in every}) == 1  # all eight tie
     top = memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=3)
     assert [r["chunk_id"] for r in top] == sorted(r["chunk_id"] for r in every)[:3]
+
+
+def test_bm25_passages_carry_their_document_so_citing_them_reads_nothing_more(memories) -> None:
+    memory = memories(f"cite_{uuid.uuid4().hex[:8]}")
+    memory.ingest([{"id": "log-1", "title": "Skerryvore log", "text": "The keeper of Skerryvore kept a storm log."},
+                   {"id": "log-2", "title": "Bell Rock log", "text": "The Bell Rock keeper logged fog."}])  # fmt: skip
+    lucene = lucene_query("Who kept a storm log at Skerryvore?", memory.namespace, PASSAGE_FIELDS)
+    rows = memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5)
+    assert rows[0]["doc_id"] == "log-1" and rows[0]["doc_title"] == "Skerryvore log"
+    assert all("source" in r for r in rows)
+    result = memory.ask("Who kept a storm log at Skerryvore?", strategy="bm25")
+    assert [(c.doc_id, c.title) for c in result.citations][0] == ("log-1", "Skerryvore log")

@@ -4,8 +4,13 @@
 // Lucene orders equal scores (frequent: it stores lengths coarsely) by its internal
 // document numbers, which change as its segments merge; so four times the limit is read
 // and equal scores are ordered by id, and the same memory gives the same passages.
+// Each passage comes with its document's title and source, so citing it needs no second read.
 CALL db.index.fulltext.queryNodes('chunk_search', $lucene, {limit: 4 * $limit}) YIELD node, score
 WHERE node.namespace = $namespace
-RETURN node.id AS chunk_id, node.doc_id AS doc_id, node.title AS title, node.text AS text, score
-ORDER BY score DESC, chunk_id
+WITH node, score
+ORDER BY score DESC, node.id
 LIMIT $limit
+MATCH (d:Document {namespace: $namespace})-[:HAS_CHUNK]->(node)
+RETURN node.id AS chunk_id, node.doc_id AS doc_id, node.title AS title, node.text AS text,
+       d.title AS doc_title, d.source AS source, score
+ORDER BY score DESC, chunk_id
