@@ -952,3 +952,19 @@ def test_a_nationality_adjective_inside_a_name_gives_the_country(extractor: Offl
     station = next(e for e in gsw.entities if e.name == "Russian Vostok Station")
     assert "Vostok Station" in station.aliases
     assert qa_map(gsw)["What country is Russian Vostok Station from?"] == {"Russia"}
+
+
+def test_a_title_noun_before_a_name_gives_its_role_and_country(extractor: OfflineExtractor) -> None:
+    """ "French engineer Paul Sorel" says what "X is a French engineer" says."""
+    gsw = extractor.extract(
+        ChunkText("The Vell bridge was designed by French engineer Paul Sorel.", "Vell bridge")
+    )
+    qas = qa_map(gsw)
+    assert qas["What country is Paul Sorel from?"] == {"France"}
+    assert qas["What nationality is Paul Sorel?"] == {"French"}
+    roles = next(e for e in gsw.entities if e.name == "Paul Sorel").roles
+    assert [(r.role, r.states) for r in roles] == [("engineer", ["French"])]
+    club = qa_map(
+        extractor.extract(ChunkText("Juan Ruiz signed for Scottish club Kilbride Rovers FC in 2010."))
+    )
+    assert club["What country is Kilbride Rovers FC from?"] == {"Scotland"}

@@ -1382,7 +1382,28 @@ class RelationRules:
                 self._party(key, party, child)
             elif ckey and self.t.get(ckey).type == "NORP":
                 self._nationality(key, self.t.get(ckey).name, child.i, countries_only=True)
+            elif ckey is None and child.dep_ == "compound" and child.pos_ == "NOUN" and child.is_lower:
+                self._title_noun(key, child)
         self._leading_demonym(tok, key)
+
+    def _title_noun(self, key: str, noun: Token) -> None:
+        """``Australian club Perth Glory FC`` / ``French engineer Paul Sorel``: a common noun set before a
+        name, as a title, says what the named thing is (a role), and a nationality adjective on that
+        noun says the country it is from, as "X is an Australian club" would."""
+        rec = self.t.get(key)
+        states = []
+        for mod in noun.children:
+            mkey = self.t.key_at(mod)
+            if (
+                mod.i < noun.i
+                and mod.dep_ == "amod"
+                and mkey
+                and mkey != key
+                and self.t.get(mkey).type == "NORP"
+            ):
+                states.append(self.t.get(mkey).name)
+                self._nationality(key, self.t.get(mkey).name, mod.i, countries_only=True)
+        rec.add_role(noun.text.lower(), states)
 
     def _leading_demonym(self, tok: Token, key: str) -> None:
         """``the Russian Vostok Station`` / ``the Chilean Frei Montalva Station``: the NER often takes a
