@@ -90,21 +90,15 @@ class EvidenceAnswerer:
         question: str,
         evidence: Sequence[Evidence],
         query: np.ndarray | None = None,
-        candidates: Sequence[QACandidate] | None = None,
         version: str | None = None,
     ) -> EvidenceAnswer:
-        """The answer from ``evidence``. ``candidates``, when given, are the QA pairs of a wider set
-        of chunks fetched earlier (while the strategy waited on something else): only those of the
-        evidence's chunks count, and no search is made here. ``version`` is the memory version
-        when the strategy has just read it (spares the bar's freshness check)."""
+        """The answer from ``evidence``: one search of its chunks' QA pairs (``query`` is the
+        question's vector when the strategy has it). ``version`` is the memory version when the
+        strategy has just read it (spares the bar's freshness check)."""
         chunk_ids = list(dict.fromkeys(c for e in evidence for c in e.chunk_ids))
         # the bar's freshness check (one read) waits on Neo4j while this thread reranks
         bar = IO_POOL.submit(self.na_threshold, version)
-        if candidates is None:
-            best = self.best_qa(question, chunk_ids, query)
-        else:
-            held = set(chunk_ids)
-            best = self._best(question, [c for c in candidates if c.chunk_id in held])
+        best = self.best_qa(question, chunk_ids, query)
         threshold = bar.result()
         if best is None:
             return EvidenceAnswer(NA, None, None, threshold)
