@@ -232,13 +232,12 @@ def fill_budget(
     that must be shortened. Dense search for the sub-questions too was measured: the same
     answer-in-evidence on both own question sets, 20-30 ms more per ask. ``tier`` is the dense search already started by
     :func:`passage_tier` for ``queries[0]``, or its rows when the strategy found them itself."""
-    rows = (
-        _dense_rows(context, queries[0])
-        if tier is None
-        else tier.result()
-        if isinstance(tier, Future)
-        else tier
-    )
+    if tier is None:
+        rows = _dense_rows(context, queries[0])
+    elif isinstance(tier, Future):
+        rows = tier.result()
+    else:
+        rows = tier
     found = passage_evidence(rows)
     first, rest = split_lead(own, budget, lead)
     return pack([*first, *interleave(found, [*rest, *passages])], budget, focus=[*queries, *focus])

@@ -1390,20 +1390,16 @@ class RelationRules:
         """``Australian club Perth Glory FC`` / ``French engineer Paul Sorel``: a common noun set before a
         name, as a title, says what the named thing is (a role), and a nationality adjective on that
         noun says the country it is from, as "X is an Australian club" would."""
-        rec = self.t.get(key)
         states = []
         for mod in noun.children:
             mkey = self.t.key_at(mod)
-            if (
-                mod.i < noun.i
-                and mod.dep_ == "amod"
-                and mkey
-                and mkey != key
-                and self.t.get(mkey).type == "NORP"
-            ):
-                states.append(self.t.get(mkey).name)
-                self._nationality(key, self.t.get(mkey).name, mod.i, countries_only=True)
-        rec.add_role(noun.text.lower(), states)
+            if mod.i > noun.i or mod.dep_ != "amod" or not mkey or mkey == key:
+                continue
+            demonym = self.t.get(mkey)
+            if demonym.type == "NORP":
+                states.append(demonym.name)
+                self._nationality(key, demonym.name, mod.i, countries_only=True)
+        self.t.get(key).add_role(noun.text.lower(), states)
 
     def _leading_demonym(self, tok: Token, key: str) -> None:
         """``the Russian Vostok Station`` / ``the Chilean Frei Montalva Station``: the NER often takes a
