@@ -81,6 +81,12 @@ def _q(text: str) -> Query:
     return Query(cast(LiteralString, text))
 
 
+def version_token(epoch: object, version: object) -> str:
+    """The memory version as :meth:`Graph.memory_version` spells it, from a row that read the
+    ``MemoryVersion`` node itself (a query that returns it beside its own rows, in one transaction)."""
+    return f"{epoch}:{version}"
+
+
 class Graph:
     """Named, parameterized Cypher against one database and one namespace."""
 
@@ -106,7 +112,7 @@ class Graph:
         cache of something derived from the whole memory compares before each use.
         """
         row = self.read("traversals/memory_version")[0]
-        return f"{row['epoch']}:{row['version']}"
+        return version_token(row["epoch"], row["version"])
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Run a write query in its own transaction."""

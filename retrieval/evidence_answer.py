@@ -96,10 +96,10 @@ class EvidenceAnswerer:
         question's vector when the strategy has it). ``version`` is the memory version when the
         strategy has just read it (spares the bar's freshness check)."""
         chunk_ids = list(dict.fromkeys(c for e in evidence for c in e.chunk_ids))
-        # the bar's freshness check (one read) waits on Neo4j while this thread reranks
-        bar = IO_POOL.submit(self.na_threshold, version)
+        # without the version, the bar's freshness check (one read) waits on Neo4j while this thread reranks
+        bar = IO_POOL.submit(self.na_threshold) if version is None else None
         best = self.best_qa(question, chunk_ids, query)
-        threshold = bar.result()
+        threshold = self.na_threshold(version) if bar is None else bar.result()
         if best is None:
             return EvidenceAnswer(NA, None, None, threshold)
         qa, score = best

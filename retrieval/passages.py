@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from engramdb.platform.graph import version_token
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, dense_passage_rows, evidence_tokens, passage_evidence
@@ -81,7 +82,9 @@ class PassageStrategy(AskStrategy):
             answer, answered_by = reply.text, reply.source
         else:
             query = None if vector is None else vector.result()
-            answer, answered_by = self.evidence_answerer.answer(question, evidence, query).text, "offline"
+            version = memory_version_of(rows)
+            answer = self.evidence_answerer.answer(question, evidence, query, version).text
+            answered_by = "offline"
         timings["answer"] = time.perf_counter() - t0
         cited = citing.result()
         timings["total"] = time.perf_counter() - started
@@ -91,6 +94,14 @@ class PassageStrategy(AskStrategy):
             answered_by=answered_by,
             details=PassageDetails(method=self.name, scores=[{"chunk_id": e.id, "score": e.score} for e in evidence]),
         )  # fmt: skip
+
+
+def memory_version_of(rows: Sequence[dict[str, Any]]) -> str | None:
+    """The memory version the passage read returned beside its rows (BM25's query reads it in the
+    same transaction), or None when it did not (the N/A bar then reads it itself)."""
+    if not rows or "memory_version" not in rows[0]:
+        return None
+    return version_token(rows[0]["memory_epoch"], rows[0]["memory_version"])
 
 
 @register_strategy

@@ -16,6 +16,7 @@ from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import apply_schema
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.hop_retrieval import MAX_QUERY_TERMS, HopRetriever, lucene_query, query_terms
+from engramdb.retrieval.passages import memory_version_of
 
 CURIE = {
     "id": "curie",
@@ -205,3 +206,18 @@ def test_bm25_passages_carry_their_document_so_citing_them_reads_nothing_more(me
     assert all("source" in r for r in rows)
     result = memory.ask("Who kept a storm log at Skerryvore?", strategy="bm25")
     assert [(c.doc_id, c.title) for c in result.citations][0] == ("log-1", "Skerryvore log")
+
+
+def test_bm25_passages_carry_the_memory_version_their_transaction_read(memories) -> None:
+    """The offline answer's N/A bar is cached per memory version; BM25's passage read returns that
+    version beside its rows, so the bar needs no read of its own, and it is never stale: an ingest by
+    any process changes the version the next passage read returns."""
+    memory = memories(f"ver_{uuid.uuid4().hex[:8]}")
+    memory.ingest([{"id": "log-1", "title": "Skerryvore log", "text": "The keeper of Skerryvore kept a storm log."}])
+    lucene = lucene_query("Who kept a storm log at Skerryvore?", memory.namespace, PASSAGE_FIELDS)
+    before = memory_version_of(memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5))
+    assert before == memory.graph.memory_version()
+    memory.ingest([{"id": "log-2", "title": "Bell Rock log", "text": "The Bell Rock keeper logged fog."}])
+    after = memory_version_of(memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5))
+    assert after == memory.graph.memory_version() != before
+    assert memory_version_of([]) is None  # no passage found: the bar reads the version itself
