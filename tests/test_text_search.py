@@ -213,7 +213,9 @@ def test_bm25_passages_carry_the_memory_version_their_transaction_read(memories)
     version beside its rows, so the bar needs no read of its own, and it is never stale: an ingest by
     any process changes the version the next passage read returns."""
     memory = memories(f"ver_{uuid.uuid4().hex[:8]}")
-    memory.ingest([{"id": "log-1", "title": "Skerryvore log", "text": "The keeper of Skerryvore kept a storm log."}])
+    memory.ingest(
+        [{"id": "log-1", "title": "Skerryvore log", "text": "The keeper of Skerryvore kept a storm log."}]
+    )
     lucene = lucene_query("Who kept a storm log at Skerryvore?", memory.namespace, PASSAGE_FIELDS)
     before = memory_version_of(memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5))
     assert before == memory.graph.memory_version()
