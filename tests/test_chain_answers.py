@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engramdb.retrieval.answering import NA, OfflineAnswerer, asked_form, compare, date_key, number_value
+from engramdb.retrieval.chain.strategy import reading_units
 from engramdb.retrieval.decomposition import Comparison
 from engramdb.retrieval.results import Chain, ChainStep, QACandidate
 
@@ -85,3 +86,36 @@ def test_a_question_asking_for_a_year_gets_the_year_of_a_full_date() -> None:
     assert asked_form("Which year did Rome fall?", "476 AD") == "476 AD"
     assert asked_form("What year was it built?", "between 1990 and 1995") == "between 1990 and 1995"
     assert asked_form("What year was it built?", "Paris") == "Paris"
+
+
+def _step(qid: str, question: str, answer: str, chunk: str) -> ChainStep:
+    qa = QACandidate(
+        qa_id=qid, question=question, answer_ids=(f"id-{answer}",), answer_names=(answer,),
+        answer_types=("THING",), question_entity_ids=("id-x",), doc_id="d", chunk_id=chunk,
+    )  # fmt: skip
+    return ChainStep(question, qa, f"id-{answer}", answer, 0.9, 1)
+
+
+def test_the_lead_holds_the_best_chain_and_the_alternatives_from_its_first_hop() -> None:
+    """Beam search grows several chains from one first step, so the same step object sits in the
+    best chain and in later ones: the lead (what comes before any passage) runs from the best
+    chain, each pair followed by its source sentence, to the later chain's repeat of that step;
+    a chain sharing nothing with the best one stays out of it."""
+    first = _step("q1", "What country is Manchuria in?", "Japan", "c1")
+    best = Chain((first, _step("q2", "When did Japan invade Manchuria?", "1931", "c2")), 0.9)
+    sibling = Chain((first, _step("q3", "When did Japan seize Manchuria?", "September 1931", "c3")), 0.6)
+    apart = Chain((_step("q4", "Who ruled Manchukuo?", "Puyi", "c4"),), 0.5)
+    rows = {
+        "c1": {"text": "Manchuria was held by Japan."},
+        "c2": {"text": "Japan invaded Manchuria in 1931."},
+        "c3": {"text": "Japan seized Manchuria in September 1931."},
+        "c4": {"text": "Puyi ruled Manchukuo."},
+    }
+    units, lead = reading_units([best, sibling, apart], 1, rows, sentences=True)
+    assert [u.kind for u in units] == ["qa_pair", "sentence"] * 5
+    assert [u.text for u in units[:4:2]] == ["Q: What country is Manchuria in? A: Japan",
+                                           "Q: When did Japan invade Manchuria? A: 1931"]  # fmt: skip
+    assert lead == 6  # through the sibling's repeat of the first hop, before its own second hop
+    assert "Puyi" not in " ".join(u.text for u in units[:lead])
+    units, lead = reading_units([best, sibling, apart], 3, rows, sentences=False)  # three sequences
+    assert lead == len(units) == 5
