@@ -8,7 +8,7 @@ query cannot forget it and user text never becomes Cypher source.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, cast
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction, Query
@@ -120,14 +120,26 @@ class Graph:
         with self.driver.session(database=self.database) as session:
             return session.execute_write(self._rows, text, {**params, "namespace": self.namespace})
 
-    def write_many(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[dict[str, Any]]]:
-        """Run several write queries in ONE transaction: all of them land, or none."""
+    def write_many(
+        self,
+        steps: Sequence[tuple[str, Mapping[str, Any]]],
+        before_commit: Callable[[], None] | None = None,
+    ) -> list[list[dict[str, Any]]]:
+        """Run several write queries in ONE transaction: all of them land, or none.
+
+        ``before_commit`` runs after the queries and before the commit (its error rolls them back):
+        what must be stored elsewhere before the graph may point at it, done while the transaction
+        is open rather than before it starts. It must be idempotent: a retried transaction runs it
+        again."""
         texts = [
             (cypher_files.query(name), {**params, "namespace": self.namespace}) for name, params in steps
         ]
 
         def work(tx: ManagedTransaction) -> list[list[dict[str, Any]]]:
-            return [self._rows(tx, text, params) for text, params in texts]
+            rows = [self._rows(tx, text, params) for text, params in texts]
+            if before_commit is not None:
+                before_commit()
+            return rows
 
         with self.driver.session(database=self.database) as session:
             return session.execute_write(work)

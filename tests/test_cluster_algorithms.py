@@ -109,6 +109,18 @@ def test_ego_network_components_exclude_the_node_itself() -> None:
     assert ego_components(view, "lonely") == []
 
 
+def test_only_nodes_whose_replicas_changed_count_as_changed() -> None:
+    stored = Stored()
+    grow(stored, {**triangle_links("a1", "a2", "a3"), **triangle_links("z1", "z2", "z3")})
+    # a new node links to z1, and the link a1-a2 is reweighted
+    change, view = grow(stored, {"new": {"z1": 0.9}, "a1": {"a2": 0.8}})
+    changed = {node for node in change.affected if view.replicas_changed(node)}
+    assert change.affected == {"new", "z1", "a1", "a2"}
+    # new has nothing stored; z1 got a component for it; a1 and a2 were re-replicated but their
+    # ego networks and labels came out exactly as stored, so they need no rewrite
+    assert changed == {"new", "z1"}
+
+
 def test_replicas_inherit_labels_by_overlap_and_splits_get_a_fresh_label() -> None:
     old = [
         Replica("v~r0", "v", "L-ab", frozenset({"a", "b", "e"})),

@@ -379,6 +379,38 @@ def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memor
     assert_healthy(stage, len(chunks))
 
 
+class FailingClusterVectors:
+    """The memory's vector store, except that storing cluster vectors fails (as a crash there would)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def upsert(self, collection: str, namespace: str, points) -> None:
+        if collection == CLUSTER_COLLECTION:
+            raise RuntimeError("vector store down")
+        self.inner.upsert(collection, namespace, points)
+
+
+def test_a_level_commits_only_after_its_summary_vectors_are_stored(module_memory: Memory) -> None:
+    stage = make_stage(module_memory, **DENSE)
+    stage.clear()
+    chunks = stage.indexable_chunks()
+    failing = ClusterStage(StageContext(module_memory.graph, FailingClusterVectors(module_memory.vectors),
+                                        module_memory.embedder, options={"clusters": DENSE}))  # fmt: skip
+    with pytest.raises(RuntimeError, match="vector store down"):
+        failing.run(chunks)
+    # The level's transaction rolled back: no cluster, no replica, no chunk link without its vectors.
+    assert stage.level_counts() == [] and stage.health()["clusters"] == 0
+    ids = [c.id for c in chunks]
+    assert stage.context.graph.read("clusters/expand", chunk_ids=ids, cluster_ids=[]) == []
+    assert stage.missing() == len(chunks)
+    stage.run(chunks)
+    assert_healthy(stage, len(chunks))
+
+
 def test_a_hierarchy_built_by_another_stage_version_is_rebuilt_whole(module_memory: Memory) -> None:
     stage = make_stage(module_memory, **DENSE)
     stage.clear()

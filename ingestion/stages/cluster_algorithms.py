@@ -97,6 +97,14 @@ class NodeState:
 
 StateLoader = Callable[[Iterable[str]], Mapping[str, NodeState]]
 
+#: Replicas as a comparable value: (replica id, label, members) of each.
+ReplicaSignature = frozenset[tuple[str, str, frozenset[str]]]
+
+
+def replica_signature(replicas: Iterable[Replica]) -> ReplicaSignature:
+    """What a node's replicas amount to when stored, whatever their order."""
+    return frozenset((r.id, r.label, r.members) for r in replicas)
+
 
 class LevelView:
     """The loaded part of one level's network, extended on demand through ``loader``.
@@ -111,6 +119,8 @@ class LevelView:
         self.nodes: dict[str, NodeState] = {}
         #: Each node's labels as stored before this growth step (empty for nodes new to the level).
         self.stored_labels: dict[str, frozenset[str]] = {}
+        #: Each loaded node's replicas as stored before this growth step (absent for nodes new to it).
+        self.stored_replicas: dict[str, ReplicaSignature] = {}
         self._asked: set[str] = set()
 
     def ensure(self, node_ids: Iterable[str]) -> None:
@@ -122,6 +132,7 @@ class LevelView:
             if node_id not in self.nodes:
                 self.nodes[node_id] = state
                 self.stored_labels[node_id] = state.labels()
+                self.stored_replicas[node_id] = replica_signature(state.replicas)
 
     def state(self, node_id: str) -> NodeState:
         """The node's state (loaded if need be), created empty for a node new to the level."""
@@ -130,6 +141,12 @@ class LevelView:
             self.nodes[node_id] = NodeState(node_id)
             self.stored_labels.setdefault(node_id, frozenset())
         return self.nodes[node_id]
+
+    def replicas_changed(self, node_id: str) -> bool:
+        """Whether the node's replicas differ from those stored (always, for a node new to the level):
+        an affected node often ends up with the replicas it had, and those need no rewrite."""
+        stored = self.stored_replicas.get(node_id)
+        return stored is None or replica_signature(self.state(node_id).replicas) != stored
 
     def neighbours(self, node_id: str) -> dict[str, float]:
         node = self.nodes.get(node_id)

@@ -77,7 +77,8 @@ import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,17 +290,19 @@ class ClusterStage(MemoryStage):
         step = LevelOutcome(dissolved=set(removed_chunks))
         links = self._chunk_links(new_chunks, report)
         level = 0
-        while level <= self.settings.max_levels:
-            step.regrouped |= pending.get((level, False), set())
-            step.rewritten |= pending.get((level, False), set())
-            step.dissolved |= pending.get((level, True), set())
-            later = any(lvl > level for lvl, _ in pending)
-            if level > 0 and not (step.regrouped or step.rewritten or step.dissolved or later):
-                break
-            if level > 0:
-                links = self._cluster_links(level, step.regrouped - step.dissolved, step.view)
-            step = self._grow_level(level, links, step.rewritten - step.dissolved, step.dissolved, report)
-            level += 1
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-cluster-embed") as pool:
+            while level <= self.settings.max_levels:
+                step.regrouped |= pending.get((level, False), set())
+                step.rewritten |= pending.get((level, False), set())
+                step.dissolved |= pending.get((level, True), set())
+                later = any(lvl > level for lvl, _ in pending)
+                if level > 0 and not (step.regrouped or step.rewritten or step.dissolved or later):
+                    break
+                if level > 0:
+                    links = self._cluster_links(level, step.regrouped - step.dissolved, step.view)
+                rewritten = step.rewritten - step.dissolved
+                step = self._grow_level(level, links, rewritten, step.dissolved, report, pool)
+                level += 1
         report.written["levels_touched"] = level
         report.seconds = time.perf_counter() - started
         return report
@@ -311,8 +314,12 @@ class ClusterStage(MemoryStage):
         rewritten: set[str],
         removed: set[str],
         report: StageReport,
+        pool: Executor | None = None,
     ) -> LevelOutcome:
-        """One level: update its network and replicas, then the clusters above whose groups changed."""
+        """One level: update its network and replicas, then the clusters above whose groups changed.
+
+        The new summaries are embedded on ``pool`` while the level's transaction runs; the
+        transaction commits only once their vectors are stored (see :meth:`_write_level`)."""
         view = LevelView(lambda ids: self._load_states(level, ids))
         token = growth_token(level, set(links) | rewritten, removed)
         change = update_level(
@@ -334,12 +341,14 @@ class ClusterStage(MemoryStage):
             for label in view.state(node).labels() | view.stored_labels.get(node, frozenset())
         }
         keep, dissolve, existing = self._plan_parents(level, view, change, rewritten, relinked)
-        rows, fresh = self._summarise(level, keep, existing, token, report)
+        rows, fresh, store_vectors = self._summarise(level, keep, existing, token, report, pool)
         regrouped = {label for label in keep if label not in existing or label in change.changed_labels}
         regrouped |= relinked & set(keep)
         rows = [{**row, "pending": True} for row in rows if row["id"] in regrouped or row["id"] in fresh]
         edge_rows = _edge_rows(links, removed)
-        self._write_level(level, view, change, links, rewritten, removed, edge_rows, rows, dissolve)
+        self._write_level(
+            level, view, change, links, rewritten, removed, edge_rows, rows, dissolve, store_vectors
+        )
         parent = level + 1
         for key, value in ((f"links_level_{level}", len(edge_rows)), ("links", len(edge_rows)),
                            ("replicas", sum(len(view.state(n).replicas) for n in change.affected)),
@@ -383,9 +392,14 @@ class ClusterStage(MemoryStage):
     def _write_level(
         self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]],
         rewritten: set[str], removed: set[str], edge_rows: list[dict[str, Any]], rows: list[dict[str, Any]],
-        dissolve: list[str],
+        dissolve: list[str], store_vectors: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
-        """Everything one level changed, in one transaction; then the vectors of clusters that went."""
+        """Everything one level changed, in one transaction; then the vectors of clusters that went.
+
+        ``store_vectors`` (the new summaries' vectors) runs inside the transaction, after its queries
+        and before the commit: the summaries are embedded while the queries run, and the vectors are
+        still stored before the graph commits, so a run cut short in between leaves the stored basis
+        behind the vectors and the next run writes and embeds those summaries again."""
         steps: list[tuple[str, Mapping[str, Any]]] = []
         if removed:
             query = "clusters/remove_chunk_state" if level == 0 else "clusters/remove_clusters"
@@ -394,20 +408,23 @@ class ClusterStage(MemoryStage):
             steps.append(("clusters/drop_cluster_edges", {"ids": sorted(links)}))
         if edge_rows:
             steps.append(("clusters/write_edges", {"level": level, "rows": edge_rows}))
-        if change.affected:
-            affected = sorted(change.affected)
-            steps.append(("clusters/delete_replicas", {"level": level, "ids": affected}))
-            steps.append(
-                ("clusters/create_replicas", {"level": level, "rows": _replica_rows(view, affected)})
-            )
+        # Only the affected nodes whose replicas came out different are rewritten (about a third
+        # come out as they were stored).
+        rewrite = [node for node in sorted(change.affected) if view.replicas_changed(node)]
+        if rewrite:
+            steps.append(("clusters/delete_replicas", {"level": level, "ids": rewrite}))
+            steps.append(("clusters/create_replicas", {"level": level, "rows": _replica_rows(view, rewrite)}))
         if rows:
             steps.append(("clusters/upsert_clusters", {"level": level + 1, "rows": rows}))
         if dissolve:
             steps.append(("clusters/mark_dissolved", {"ids": dissolve}))
         if level > 0 and (links or rewritten):
             steps.append(("clusters/clear_pending", {"ids": sorted(set(links) | rewritten)}))
+        store_vectors = store_vectors or _nothing
         if steps:
-            self.context.graph.write_many(steps)
+            self.context.graph.write_many(steps, before_commit=store_vectors)
+        else:
+            store_vectors()
         gone = dissolve + (sorted(removed) if level > 0 else [])
         if gone:
             self.context.vectors.delete(CLUSTER_COLLECTION, self.context.namespace, keys=gone)
@@ -443,9 +460,10 @@ class ClusterStage(MemoryStage):
             if sid in sibling_vectors:
                 cosine = float(np.dot(vectors[cid], sibling_vectors[sid]))
                 scored[cid][sid] = edge_score(cosine, True, distance, s.alpha, s.sigma)
-        valid = self._indexable(
-            sorted({o for per in scored.values() for o in per} | set(scored)), set(scored)
-        )
+        # Only a candidate scoring at least θ can become a link (top_neighbours drops the others), so
+        # only those, and the batch's own chunks, are looked up: most of the nearest hits score below θ.
+        reachable = {o for per in scored.values() for o, v in per.items() if v >= s.theta}
+        valid = self._indexable(sorted(reachable | set(scored)), set(scored))
         return {
             cid: top_neighbours(cid, {o: v for o, v in per.items() if o in valid}, s.k, s.theta)
             for cid, per in scored.items() if cid in valid
@@ -477,8 +495,10 @@ class ClusterStage(MemoryStage):
         existing: Mapping[str, Mapping[str, Any]],
         revision: str,
         report: StageReport,
-    ) -> tuple[list[dict[str, Any]], set[str]]:
-        """Rows for the clusters one level up whose members changed, and which of them got a new summary.
+        pool: Executor | None = None,
+    ) -> tuple[list[dict[str, Any]], set[str], Callable[[], None]]:
+        """Rows for the clusters one level up whose members changed, which of them got a new summary,
+        and what stores the new summaries' vectors (embedded on ``pool`` meanwhile, if given).
 
         A summary rests on the cluster's most central members (the *basis*: their
         ids and texts). When a changed cluster still has the basis its stored
@@ -489,7 +509,7 @@ class ClusterStage(MemoryStage):
         small batch from rippling to the top of the hierarchy.
         """
         if not groups:
-            return [], set()
+            return [], set(), _nothing
         ctx = self.context
         member_ids = sorted({m for members in groups.values() for m in members})
         collection = CHUNK_COLLECTION if level == 0 else CLUSTER_COLLECTION
@@ -519,20 +539,28 @@ class ClusterStage(MemoryStage):
             summaries.update(self._llm_summaries({label: ordered[label] for label in written}, report))
         for label in fresh:
             summaries[label] = summaries[label] or cluster_title(ordered[label]) or label
+        store_vectors: Callable[[], None] = _nothing
         if fresh:
-            embedded = (
-                ctx.embedder.embed_documents([summaries[label] for label in written]) if written else []
+            texts = [summaries[label] for label in written]
+            embedding = (
+                pool.submit(ctx.embedder.embed_documents, texts) if pool is not None and texts else None
             )
-            cluster_vectors = dict(zip(written, embedded, strict=True))
-            cluster_vectors.update(
-                (label, vectors[next(iter(groups[label]))]) for label in fresh if label in single
-            )
-            ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
-                VectorPoint(key=label, vector=cluster_vectors[label],
-                            payload={"cluster_id": label, "kind": cluster_kind(level + 1, label in single),
-                                     "level": level + 1})
-                for label in fresh
-            ])  # fmt: skip
+
+            def upsert_vectors() -> None:
+                embedded = embedding.result() if embedding is not None else (
+                    ctx.embedder.embed_documents(texts) if texts else [])  # fmt: skip
+                cluster_vectors = dict(zip(written, embedded, strict=True))
+                cluster_vectors.update(
+                    (label, vectors[next(iter(groups[label]))]) for label in fresh if label in single
+                )
+                ctx.vectors.upsert(CLUSTER_COLLECTION, ctx.namespace, [
+                    VectorPoint(key=label, vector=cluster_vectors[label],
+                                payload={"cluster_id": label, "kind": cluster_kind(level + 1, label in single),
+                                         "level": level + 1})
+                    for label in fresh
+                ])  # fmt: skip
+
+            store_vectors = upsert_vectors
             _count(report, "summaries_embedded", len(written))
         rows = []
         for label in labels:
@@ -546,7 +574,7 @@ class ClusterStage(MemoryStage):
                 "members": [m.id for m in ordered[label]] + sorted(groups[label] - {m.id for m in ordered[label]}),
                 "pending": new,
             })  # fmt: skip
-        return rows, set(fresh)
+        return rows, set(fresh), store_vectors
 
     def _llm_summaries(
         self, ordered: Mapping[str, Sequence[MemberText]], report: StageReport
@@ -584,10 +612,11 @@ class ClusterStage(MemoryStage):
         for row in self._read_slices("clusters/node_states", list(ids), level=level):
             node_id = row["id"]
             replicas = [
-                Replica(r["id"], node_id, r["label"], frozenset(r["members"] or ())) for r in row["replicas"]
+                Replica(replica_id, node_id, label, frozenset(members or ()))
+                for replica_id, label, members in row["replicas"]
             ]
             replicas.sort(key=lambda r: r.id)
-            neighbours = {n["id"]: float(n["weight"]) for n in row["neighbours"]}
+            neighbours = {other: float(weight) for other, weight in row["neighbours"]}
             out[node_id] = NodeState(node_id, neighbours, replicas)
         return out
 
@@ -728,6 +757,10 @@ def _replica_rows(view: LevelView, node_ids: Sequence[str]) -> list[dict[str, An
         {"id": r.id, "node_id": r.node_id, "label": r.label, "members": sorted(r.members)}
         for node_id in node_ids for r in view.state(node_id).replicas
     ]  # fmt: skip
+
+
+def _nothing() -> None:
+    """No vectors to store."""
 
 
 def _clip(text: str, limit: int) -> str:
