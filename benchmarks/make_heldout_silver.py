@@ -8,7 +8,7 @@
 The wide form of the set, ``benchmarks/results/heldout-silver-wide`` (126 questions, 120
 answerable), lets a bridge entity carry up to five questions and a passage up to eight:
 
-    python benchmarks/make_heldout_silver.py --out benchmarks/results/heldout-silver-wide \
+    python benchmarks/make_heldout_silver.py --out benchmarks/results/heldout-silver-wide \\
         --count 1000 --per-bridge 5 --per-passage 8
 
 Its questions share passages more, but with three times as many of them a difference of one or
