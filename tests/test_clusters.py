@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -368,7 +369,8 @@ def test_a_run_cut_short_between_levels_is_finished_by_the_next_one(module_memor
     chunks = stage.indexable_chunks()
     # Level 0 only, then the markers: what a process that died after its first level leaves behind.
     report = StageReport(stage.name)
-    stage._grow_level(0, stage._chunk_links(chunks, report), set(), set(), report)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the summaries' embedding pool grow() gives a level
+        stage._grow_level(0, stage._chunk_links(chunks, report), set(), set(), report, pool)
     stage.context.graph.write("stages/mark_chunks", chunk_ids=[c.id for c in chunks], stage=stage.name,
                               marker=stage.marker)  # fmt: skip
     assert stage.missing() == 0 and stage.health()["leftovers"] > 0

@@ -314,7 +314,7 @@ class ClusterStage(MemoryStage):
         rewritten: set[str],
         removed: set[str],
         report: StageReport,
-        pool: Executor | None = None,
+        pool: Executor,
     ) -> LevelOutcome:
         """One level: update its network and replicas, then the clusters above whose groups changed.
 
@@ -392,7 +392,7 @@ class ClusterStage(MemoryStage):
     def _write_level(
         self, level: int, view: LevelView, change: LevelChange, links: Mapping[str, Mapping[str, float]],
         rewritten: set[str], removed: set[str], edge_rows: list[dict[str, Any]], rows: list[dict[str, Any]],
-        dissolve: list[str], store_vectors: Callable[[], None] | None = None,
+        dissolve: list[str], store_vectors: Callable[[], None],
     ) -> None:  # fmt: skip
         """Everything one level changed, in one transaction; then the vectors of clusters that went.
 
@@ -420,7 +420,6 @@ class ClusterStage(MemoryStage):
             steps.append(("clusters/mark_dissolved", {"ids": dissolve}))
         if level > 0 and (links or rewritten):
             steps.append(("clusters/clear_pending", {"ids": sorted(set(links) | rewritten)}))
-        store_vectors = store_vectors or _nothing
         if steps:
             self.context.graph.write_many(steps, before_commit=store_vectors)
         else:
@@ -495,10 +494,10 @@ class ClusterStage(MemoryStage):
         existing: Mapping[str, Mapping[str, Any]],
         revision: str,
         report: StageReport,
-        pool: Executor | None = None,
+        pool: Executor,
     ) -> tuple[list[dict[str, Any]], set[str], Callable[[], None]]:
         """Rows for the clusters one level up whose members changed, which of them got a new summary,
-        and what stores the new summaries' vectors (embedded on ``pool`` meanwhile, if given).
+        and what stores the new summaries' vectors (embedded on ``pool`` meanwhile).
 
         A summary rests on the cluster's most central members (the *basis*: their
         ids and texts). When a changed cluster still has the basis its stored
@@ -542,13 +541,10 @@ class ClusterStage(MemoryStage):
         store_vectors: Callable[[], None] = _nothing
         if fresh:
             texts = [summaries[label] for label in written]
-            embedding = (
-                pool.submit(ctx.embedder.embed_documents, texts) if pool is not None and texts else None
-            )
+            embedding = pool.submit(ctx.embedder.embed_documents, texts) if texts else None
 
             def upsert_vectors() -> None:
-                embedded = embedding.result() if embedding is not None else (
-                    ctx.embedder.embed_documents(texts) if texts else [])  # fmt: skip
+                embedded = embedding.result() if embedding is not None else []
                 cluster_vectors = dict(zip(written, embedded, strict=True))
                 cluster_vectors.update(
                     (label, vectors[next(iter(groups[label]))]) for label in fresh if label in single
