@@ -115,10 +115,12 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         rss_after = peak_rss_mb()
         stats = memory.stats()
         deleted_seconds = None
+        delete_steps: dict[str, float] = {}
         if not keep:
             t0 = time.perf_counter()
-            ingestor.delete("chronicle")
+            deleted = ingestor.delete("chronicle")
             deleted_seconds = time.perf_counter() - t0
+            delete_steps = deleted.step_seconds if deleted else {}
     return {
         "megabytes": len(text.encode("utf-8")) / 1e6, "chunks": n_chunks, "chunks_per_part": chunks_per_part,
         "parts": len(parts), "namespace": namespace, "seconds": seconds, "chars_per_s": len(text) / seconds,
@@ -126,6 +128,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         "qa_pairs": stats["qa_pairs"], "qa_edges": stats["qa_edges"], "entities": stats["entities"],
         "verb_phrases": stats["verb_phrases"], "peak_rss_mb_before_ingest": rss_before,
         "peak_rss_mb": rss_after, "rss_split_mb": split.result(), "delete_seconds": deleted_seconds,
+        "delete_step_seconds": delete_steps,
     }  # fmt: skip
 
 
@@ -149,7 +152,10 @@ def main() -> None:
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest; {describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
     if r["delete_seconds"] is not None:
-        print(f"  delete (in parts): {r['delete_seconds']:.1f} s")
+        steps = ", ".join(
+            f"{k} {v:.1f} s" for k, v in sorted(r["delete_step_seconds"].items(), key=lambda kv: -kv[1])
+        )
+        print(f"  delete (in parts): {r['delete_seconds']:.1f} s ({steps})")
     b, t = BEFORE_5MB, TARGET_5MB
     print(f"  before (README, no memory stages, loaded machine): {b['seconds']} s, peak RSS {b['peak_rss_mb']} MB, "
           f"delete {b['delete_seconds']} s; target {t['seconds']} s, {t['peak_rss_mb']} MB, delete {t['delete_seconds']} s")  # fmt: skip

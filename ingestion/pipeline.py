@@ -138,6 +138,9 @@ class DeleteReport:
     deleted_entities: int
     surviving_entities: int
     cache_entries: int
+    #: Seconds per step ("<stage> stage" for each memory stage, "vectors", "graph"): a large
+    #: document's delete takes tens of seconds, and this says where they went.
+    step_seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -539,21 +542,33 @@ class Ingestor:
         ``chunks_per_part`` chunks, each its own transaction, the Document node last. Entity
         vectors can only go after each part (the graph decides which entities are orphaned); a
         stale one is harmless, as reconciliation accepts only entities that exist."""
+        seconds: dict[str, float] = {}
+
+        def took(step: str, since: float) -> float:
+            now = time.perf_counter()
+            seconds[step] = seconds.get(step, 0.0) + now - since
+            return now
+
+        t = time.perf_counter()
         if self.stages:  # stages hang their memory off the chunks: they forget it first
             chunk_ids = [r["id"] for r in self.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
             for stage in self.stages:
                 stage.delete_document(doc_id, chunk_ids)
+                t = took(f"{stage.name} stage", t)
         self.vectors.delete(QA_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         self.vectors.delete(CHUNK_COLLECTION, self.graph.namespace, where={"doc_id": doc_id})
         cached = self.cache.delete_document(self.graph.namespace, doc_id) if self.cache else 0
+        t = took("vectors", t)
         deleted: list[str] = []
         survivors: dict[str, None] = {}
         while True:
             rows = self.graph.write("writers/delete_document_part", doc_id=doc_id, limit=self.chunks_per_part)
             row = rows[0] if rows else {"deleted_chunks": 0, "deleted_ids": [], "survivors": []}
+            t = took("graph", t)
             if row["deleted_ids"]:
                 deleted.extend(row["deleted_ids"])
                 self.vectors.delete(ENTITY_COLLECTION, self.graph.namespace, keys=row["deleted_ids"])
+                t = took("vectors", t)
             survivors.update(dict.fromkeys(row["survivors"]))
             if row["deleted_chunks"] < self.chunks_per_part:
                 break
@@ -564,7 +579,8 @@ class Ingestor:
         for start in range(0, len(alive), 2000):
             self.graph.write("writers/refresh_entity_text", ids=alive[start : start + 2000])
         self.resolver.forget(deleted)
-        return DeleteReport(doc_id, len(deleted), len(alive), cached)
+        took("graph", t)
+        return DeleteReport(doc_id, len(deleted), len(alive), cached, seconds)
 
     # ------------------------------------------------------------ lookups
     def _known_documents(self, ids: list[str]) -> dict[str, dict[str, Any]]:

@@ -71,6 +71,9 @@ def test_delete_cascades_but_shared_entities_survive(memory: Memory, driver) -> 
 
     report = memory.delete("curie")
     assert report.deleted_entities >= 1  # e.g. Marie Curie, 1867 exist only in that document
+    # where the delete's time went: each memory stage, the vectors, the graph
+    steps = {"vectors", "graph", *(f"{stage.name} stage" for stage in memory.ingestor.stages)}
+    assert set(report.step_seconds) == steps and min(report.step_seconds.values()) >= 0
 
     for query in (
         "MATCH (n {namespace: $ns}) WHERE n.doc_id = 'curie' OR n.id = 'curie' RETURN count(n)",
