@@ -26,6 +26,7 @@ from engramdb.ingestion.stages.gists import (
     parse_gist_reply,
     read_gsw,
 )
+from engramdb.platform.cypher_files import query
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.diffusion.strategy import (
@@ -550,6 +551,24 @@ def test_calibration_never_draws_a_passage_without_a_vector(memory: Memory) -> N
     assert 0.0 < threshold <= 1.0
     result = ask.ask("Who directed Big Eyes?")  # calibrates on this snapshot, then answers
     assert result.evidence and result.details.snapshot["chunks"] == len(chunks)
+
+
+def test_a_documents_gists_are_found_by_index_seeks_not_a_scan_of_the_namespace(films) -> None:
+    """The delete reads the document's gists only, whatever the namespace holds: every Gist lookup
+    in the plan is an index seek (by id, and by namespace and document)."""
+    memory, _ = films
+    records = memory.driver.execute_query(
+        "EXPLAIN " + query("gists/delete_document_gists"),
+        {"namespace": memory.namespace, "doc_id": "any", "gist_ids": ["gist:any#0"]},
+    )
+    operators: list[str] = []
+    stack = [records.summary.plan]
+    while stack:
+        step = stack.pop()
+        operators.append(step["operatorType"].split("@")[0].removesuffix("(Locking)"))
+        stack.extend(step.get("children", []))
+    assert {"NodeUniqueIndexSeek", "NodeIndexSeek"} <= set(operators), operators
+    assert not {"NodeByLabelScan", "NodeIndexScan", "AllNodesScan"} & set(operators), operators
 
 
 def test_ingest_runs_the_stage_and_delete_cascades_through_it(isolated_settings, namespace: str) -> None:

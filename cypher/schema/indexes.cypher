@@ -8,6 +8,8 @@ CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace);
 CREATE INDEX entity_normalized_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.normalized_name);
 CREATE INDEX verb_phrase_namespace IF NOT EXISTS FOR (n:VerbPhrase) ON (n.namespace);
 CREATE INDEX gist_namespace IF NOT EXISTS FOR (n:Gist) ON (n.namespace);
+// A document's delete finds the gists that carry its id without reading the namespace's others.
+CREATE INDEX gist_document IF NOT EXISTS FOR (n:Gist) ON (n.namespace, n.doc_id);
 CREATE INDEX memory_point_namespace IF NOT EXISTS FOR (n:MemoryPoint) ON (n.namespace);
 CREATE INDEX cluster_namespace IF NOT EXISTS FOR (n:Cluster) ON (n.namespace);
 // Cluster stage: the nodes of a level whose replicas carry a label (= the cluster one level up).

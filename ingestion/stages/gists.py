@@ -561,7 +561,9 @@ class GistStage(MemoryStage):
         ctx.vectors.delete(GIST_COLLECTION, ctx.namespace, where={"doc_id": doc_id})
         if self.gister is not None and self.gister.cache is not None:
             self.gister.cache.delete_document(ctx.namespace, doc_id)
-        ctx.graph.write("gists/delete_document_gists", doc_id=doc_id, chunk_ids=list(chunk_ids))
+        ctx.graph.write(
+            "gists/delete_document_gists", doc_id=doc_id, gist_ids=[gist_id(c) for c in chunk_ids]
+        )
 
 
 def _gist_cache(options: dict[str, Any]) -> ExtractionCache | None:
