@@ -138,8 +138,9 @@ class DeleteReport:
     deleted_entities: int
     surviving_entities: int
     cache_entries: int
-    #: Seconds per step ("<stage> stage" for each memory stage, "vectors", "graph"): a large
-    #: document's delete takes tens of seconds, and this says where they went.
+    #: Seconds per step ("<stage> stage" for each memory stage, "vectors" with the extraction
+    #: cache's entries, "graph"): a large document's delete takes tens of seconds, and this says
+    #: where they went.
     step_seconds: dict[str, float] = field(default_factory=dict)
 
 
