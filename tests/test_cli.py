@@ -62,6 +62,7 @@ def test_ingest_stats_ask_delete_round_trip(cli_env, tmp_path: Path) -> None:
 
     deleted = run(cli_env, "delete", "notes/curie.md")
     assert deleted.exit_code == 0 and "deleted notes/curie.md" in deleted.output
+    assert re.search(r"kept in \d+\.\d s \(.*graph \d+\.\d s", deleted.output)  # where the time went
     assert json.loads(run(cli_env, "stats", "--json").output)["documents"] == 1
     missing = run(cli_env, "delete", "notes/curie.md")
     assert missing.exit_code == 1 and "no document 'notes/curie.md'" in missing.output

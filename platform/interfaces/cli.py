@@ -881,9 +881,17 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
         with Memory(settings=ctx.settings()) as memory:
             reports = memory.delete_many(doc_ids)
     for report in reports:
+        steps = sorted(report.step_seconds.items(), key=lambda kv: -kv[1])
+        took = (
+            f" in {sum(report.step_seconds.values()):.1f} s ("
+            + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in steps)
+            + ")"
+            if steps
+            else ""  # a server from before step timings
+        )
         console.print(
             f"deleted {escape(report.doc_id)}: {report.deleted_entities} entities removed, "
-            f"{report.surviving_entities} shared entities kept",
+            f"{report.surviving_entities} shared entities kept{took}",
             highlight=False,
         )
 
