@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import numpy as np
@@ -21,6 +22,7 @@ from engramdb.ingestion.stages.gists import (
     Mention,
     QARef,
     VerbPhraseGSW,
+    _contains,
     chunk_facts,
     offline_gist,
     parse_gist_reply,
@@ -191,6 +193,27 @@ def test_offline_gist_verbalises_facts_with_subject_from_the_qa_pairs() -> None:
     bare = ChunkGSW("c2", "d1", mentions[:1], ())
     lead = offline_gist(StageChunk("c2", "d1", "T", "First one here. Second one. Third one.", 1), bare, [])
     assert lead.text == "First one here. Second one." and lead.method == "offline-lead"
+
+
+@pytest.mark.parametrize(
+    ("haystack", "needle", "found"),
+    [
+        ("Who is the editor of X-Men?", "x", True),  # a hyphen is no word character
+        ("Who founded Foo_Bar Ltd?", "foo", False),  # an underscore is one
+        ("Where is Öland?", "öland", True),
+        ("What are Ölands?", "Öland", False),
+        ("Which city is İstanbul in?", "İstanbul", True),  # lowercases to a longer string
+        ("aa a", "a", True),  # the second occurrence is whole
+        ("born in 1²", "1", False),  # a superscript digit is a word character
+        ("anything", "", False),
+    ],
+)
+def test_whole_word_containment_is_the_regex_relation(haystack: str, needle: str, found: bool) -> None:
+    """The gists' word test, a string search, answers as ``(?<!\\w)needle(?!\\w)`` on lowercased text."""
+    regex = (
+        bool(needle) and re.search(rf"(?<!\w){re.escape(needle.lower())}(?!\w)", haystack.lower()) is not None
+    )
+    assert _contains(haystack, needle) is found is regex
 
 
 def test_gist_and_facts_do_not_depend_on_the_order_neo4j_returns_the_chunk_gsw_in() -> None:

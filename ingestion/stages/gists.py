@@ -179,10 +179,28 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“(])")
 
 
 def _contains(haystack: str, needle: str) -> bool:
-    """Whole-word, case-insensitive containment."""
-    return (
-        bool(needle) and re.search(rf"(?<!\w){re.escape(needle.lower())}(?!\w)", haystack.lower()) is not None
-    )
+    """Whole-word, case-insensitive containment: ``needle`` somewhere in ``haystack`` with no word
+    character (``\\w``: a letter, digit or underscore) right before or after it. String search, not a
+    regex built per needle: every verb phrase asks this of its QA pairs with each entity name, and
+    compiling those patterns (Python's cache holds 512) took a third of the gists stage (36,650
+    compilations for a 0.5 MB document's 352 chunks)."""
+    if not needle:
+        return False
+    text, word = haystack.lower(), needle.lower()
+    start = text.find(word)
+    while start != -1:
+        end = start + len(word)
+        if (start == 0 or not _is_word_char(text[start - 1])) and (
+            end == len(text) or not _is_word_char(text[end])
+        ):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _is_word_char(ch: str) -> bool:
+    """What the regex class ``\\w`` matches in a str pattern."""
+    return ch.isalnum() or ch == "_"
 
 
 _SUBJECT_WH = re.compile(r"^\s*(?:who|what|which)\b", re.I)
