@@ -31,7 +31,7 @@ from pathlib import Path
 from bench_support import RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
 
 from engramdb.ingestion.documents import make_document
-from engramdb.ingestion.pipeline import Ingestor, PartProgress
+from engramdb.ingestion.pipeline import Ingestor, PartProgress, slowest_first
 from engramdb.platform.interfaces.memory import Memory
 
 FIRST = ("Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana Kestrel Leontyne "
@@ -152,10 +152,7 @@ def main() -> None:
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest; {describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
     if r["delete_seconds"] is not None:
-        steps = ", ".join(
-            f"{k} {v:.1f} s" for k, v in sorted(r["delete_step_seconds"].items(), key=lambda kv: -kv[1])
-        )
-        print(f"  delete (in parts): {r['delete_seconds']:.1f} s ({steps})")
+        print(f"  delete (in parts): {r['delete_seconds']:.1f} s ({slowest_first(r['delete_step_seconds'])})")
     b, t = BEFORE_5MB, TARGET_5MB
     print(f"  before (README, no memory stages, loaded machine): {b['seconds']} s, peak RSS {b['peak_rss_mb']} MB, "
           f"delete {b['delete_seconds']} s; target {t['seconds']} s, {t['peak_rss_mb']} MB, delete {t['delete_seconds']} s")  # fmt: skip

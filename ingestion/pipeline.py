@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,6 +142,12 @@ class DeleteReport:
     #: cache's entries, "graph"): a large document's delete takes tens of seconds, and this says
     #: where they went.
     step_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def slowest_first(step_seconds: Mapping[str, float]) -> str:
+    """Timed steps for a person, slowest first: ``graph 4.2 s, gists stage 0.8 s, ...``."""
+    ranked = sorted(step_seconds.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{step} {seconds:.1f} s" for step, seconds in ranked)
 
 
 @dataclass

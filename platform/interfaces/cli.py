@@ -871,6 +871,7 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
 
     All or none: if any id is unknown, nothing is deleted and every unknown id is named.
     """
+    from engramdb.ingestion.pipeline import slowest_first
     from engramdb.platform.interfaces.memory import Memory
 
     remote = ctx.remote()
@@ -881,12 +882,9 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
         with Memory(settings=ctx.settings()) as memory:
             reports = memory.delete_many(doc_ids)
     for report in reports:
-        steps = sorted(report.step_seconds.items(), key=lambda kv: -kv[1])
         took = (
-            f" in {sum(report.step_seconds.values()):.1f} s ("
-            + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in steps)
-            + ")"
-            if steps
+            f" in {sum(report.step_seconds.values()):.1f} s ({slowest_first(report.step_seconds)})"
+            if report.step_seconds
             else ""  # a server from before step timings
         )
         console.print(
