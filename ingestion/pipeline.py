@@ -543,9 +543,10 @@ class Ingestor:
         return self._delete_memory(doc_id, keep_document=False)
 
     def _delete_memory(self, doc_id: str, keep_document: bool) -> DeleteReport:
-        """QA and passage vectors and cache entries go before the graph: if the process dies
-        half-way, the document is still in the graph (marked pending by the first graph part) and
-        deleting or ingesting it again finishes the job. The graph goes in parts of
+        """The document is marked pending first, then QA and passage vectors and cache entries go
+        before the graph: if the process dies half-way, the document is still in the graph, pending,
+        and deleting or ingesting it again finishes the job (were it still 'done', an ingest of the
+        same file would skip it and its vectors would stay lost). The graph goes in parts of
         ``chunks_per_part`` chunks, each its own transaction, the Document node last. Entity
         vectors can only go after each part (the graph decides which entities are orphaned); a
         stale one is harmless, as reconciliation accepts only entities that exist."""
@@ -557,6 +558,8 @@ class Ingestor:
             return now
 
         t = time.perf_counter()
+        self.graph.write("writers/mark_document_pending", doc_id=doc_id)
+        t = took("graph", t)
         if self.stages:  # stages hang their memory off the chunks: they forget it first
             chunk_ids = [r["id"] for r in self.graph.read("stages/document_chunk_ids", doc_id=doc_id)]
             for stage in self.stages:

@@ -92,6 +92,37 @@ def test_delete_cascades_but_shared_entities_survive(memory: Memory, driver) -> 
         memory.delete("curie")
 
 
+def test_a_delete_cut_short_before_the_graph_leaves_the_document_to_redo_not_done(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors and stage memory go before the graph. If the process stops between the two,
+    the Document must already say it is incomplete: still 'done', a later ingest of the same
+    file would skip it and its QA vectors would stay lost."""
+    memory.ingest([CURIE, WARSAW])
+    ns = memory.namespace
+    before = memory.vectors.count("qa", ns, where={"doc_id": "curie"})
+    graph = memory.ingestor.graph
+    write = graph.write
+
+    def dies_at_the_graph(query: str, **params):
+        if query == "writers/delete_document_part":
+            raise KeyboardInterrupt("stopped before the graph part")
+        return write(query, **params)
+
+    monkeypatch.setattr(graph, "write", dies_at_the_graph)
+    with pytest.raises(KeyboardInterrupt):
+        memory.delete("curie")
+    monkeypatch.setattr(graph, "write", write)
+    assert memory.vectors.count("qa", ns, where={"doc_id": "curie"}) == 0  # the vectors went first
+    assert memory.document_status(["curie"])["curie"]["status"] == "pending"
+
+    again = memory.ingest([CURIE])  # the same content: redone, not skipped
+    assert again.ingested == 1 and again.skipped == 0
+    assert memory.vectors.count("qa", ns, where={"doc_id": "curie"}) == before
+    stats = memory.stats()
+    assert stats["qa_pairs"] == stats["qa_vectors"] and stats["documents_done"] == 2
+
+
 def test_changed_document_replaces_its_memory(memory: Memory, driver) -> None:
     memory.ingest([CURIE])
     changed = {**CURIE, "text": "Marie Curie was born in Warsaw. She later moved to Paris."}

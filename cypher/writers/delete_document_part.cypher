@@ -2,15 +2,12 @@
 // verb phrases, QA edges and mentions, then every entity no chunk mentions any more
 // (a Gist's mentions follow its chunk). Run repeatedly until it deletes fewer than $limit chunks, so even a
 // huge document is removed in bounded transactions; each part is consistent on
-// its own (no orphan entity survives a part). The document is marked `pending`
-// first: if the process dies half-way, it is redone or deleted again, never
-// taken for complete. The Document node itself goes with delete_document_node.
-// Returns the chunks deleted, the deleted entity ids (their vectors go too) and
-// the survivors (their index text is refreshed).
-MATCH (d:Document {namespace: $namespace, id: $doc_id})
-SET d.status = 'pending'
-WITH d
-MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+// its own (no orphan entity survives a part). The document was marked `pending`
+// before the delete began (mark_document_pending): if the process dies half-way, it
+// is redone or deleted again, never taken for complete. The Document node itself
+// goes with delete_document_node. Returns the chunks deleted, the deleted entity ids
+// (their vectors go too) and the survivors (their index text is refreshed).
+MATCH (d:Document {namespace: $namespace, id: $doc_id})-[:HAS_CHUNK]->(c:Chunk)
 WITH c LIMIT $limit
 OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
 WITH collect(DISTINCT c) AS chunks, collect(DISTINCT e) AS touched
