@@ -143,6 +143,8 @@ class DeleteReport:
     #: where they went. The QA and passage vectors go beside the stages, so the steps may add up
     #: to more than the delete's wall time.
     step_seconds: dict[str, float] = field(default_factory=dict)
+    #: The delete's wall time (None from a server that did not send it).
+    seconds: float | None = None
 
 
 def slowest_first(step_seconds: Mapping[str, float]) -> str:
@@ -558,7 +560,7 @@ class Ingestor:
             seconds[step] = seconds.get(step, 0.0) + now - since
             return now
 
-        t = time.perf_counter()
+        started = t = time.perf_counter()
         self.graph.write("writers/mark_document_pending", doc_id=doc_id)
         t = took("graph", t)
         # the vector store and the cache are not Neo4j: their deletes run beside the stages', which
@@ -592,8 +594,8 @@ class Ingestor:
         for start in range(0, len(alive), 2000):
             self.graph.write("writers/refresh_entity_text", ids=alive[start : start + 2000])
         self.resolver.forget(deleted)
-        took("graph", t)
-        return DeleteReport(doc_id, len(deleted), len(alive), cached, seconds)
+        ended = took("graph", t)
+        return DeleteReport(doc_id, len(deleted), len(alive), cached, seconds, ended - started)
 
     def _delete_document_vectors(self, doc_id: str) -> int:
         """A document's QA and passage vectors and its cached extractions; the number of cache

@@ -882,11 +882,10 @@ def delete(ctx: Context, doc_ids: tuple[str, ...]) -> None:
         with Memory(settings=ctx.settings()) as memory:
             reports = memory.delete_many(doc_ids)
     for report in reports:
-        took = (
-            f" in {sum(report.step_seconds.values()):.1f} s ({slowest_first(report.step_seconds)})"
-            if report.step_seconds
-            else ""  # a server from before step timings
-        )
+        # the steps overlap (vectors beside the stages): the wall time is the report's own; a server
+        # from before it sent steps that ran one after another, and one from before those, nothing
+        wall = report.seconds if report.seconds is not None else sum(report.step_seconds.values())
+        took = f" in {wall:.1f} s ({slowest_first(report.step_seconds)})" if report.step_seconds else ""
         console.print(
             f"deleted {escape(report.doc_id)}: {report.deleted_entities} entities removed, "
             f"{report.surviving_entities} shared entities kept{took}",

@@ -218,7 +218,10 @@ class RemoteMemory:
         if not wanted:
             return []
         answer = self._request("DELETE", f"{self._ns}/documents", json={"ids": wanted})
-        return [DeleteReport(**report) for report in answer["deleted"]]
+        known = {f.name for f in fields(DeleteReport)}  # a newer server may report more
+        return [
+            DeleteReport(**{k: v for k, v in report.items() if k in known}) for report in answer["deleted"]
+        ]
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
         """``Memory.document``: one document with its passages in order, or None when it is unknown."""
