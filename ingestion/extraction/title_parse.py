@@ -1,0 +1,117 @@
+"""A document title the parser read as words of the sentence, parsed again as one name.
+
+Why: a title that reads as a clause or a phrase ("Raise Your Voice is a 2004 American film
+directed by Sean McNamara", "Hot Saturday is ...", "Marry Me Again is ...", "Christ Walking on
+the Water is ...") is parsed as the sentence's own verb, adverb or modifier, so the sentence has
+no subject and the relation rules find nothing in it, the film's director included. The title
+is known (the document's), so where the text writes it word for word it can be read as one
+token. Only such sentences are parsed again: a title the parser already read as a noun phrase
+keeps its parse, and the named entities of the first parse are kept in every case (one merged
+token gives the entity recogniser too little to type it), so the change is only in the tree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span, Token
+
+#: Dependencies a name may hold in a sentence; a title whose head token holds another (a clause
+#: subject, an adverb, a modifier, the sentence's root verb) was read as something else.
+NOMINAL_DEPS = frozenset(
+    {"nsubj", "nsubjpass", "dobj", "iobj", "pobj", "attr", "appos", "conj", "poss", "dative", "oprd"}
+)
+NOMINAL_POS = frozenset({"PROPN", "NOUN", "NUM"})
+#: Dependencies of a word inside a longer name ("The John Murray Show").
+PART_OF_A_NAME = frozenset({"compound", "flat"})
+
+
+def title_spans(doc: Doc, title: str) -> list[Span]:
+    """Where ``doc`` writes ``title`` word for word (case kept) over two tokens or more."""
+    if not title or " " not in title:
+        return []
+    spans = []
+    for match in re.finditer(re.escape(title), doc.text):
+        span = doc.char_span(match.start(), match.end())
+        if span is not None and len(span) > 1:
+            spans.append(span)
+    return spans
+
+
+def misread(doc: Doc, title: str) -> list[Span]:
+    """The places where ``doc`` writes ``title`` and the parser did not read it as a name."""
+    return [span for span in title_spans(doc, title) if _misparsed(span)]
+
+
+def _misparsed(span: Span) -> bool:
+    """Whether the parser read ``span`` as something other than one noun phrase: more than one
+    of its tokens hangs outside it, or the one that does is not a noun in a noun's place. Part
+    of a longer name ("The John Murray Show" for the title "John Murray") is not misread."""
+    doc = span.doc
+    if any(e.start <= span.start and span.end <= e.end and len(e) > len(span) for e in doc.ents):
+        return False
+    heads = [t for t in span if not span.start <= t.head.i < span.end or t.head.i == t.i]
+    if len(heads) != 1:
+        return True
+    return not _reads_as_a_name(heads[0], len(span))
+
+
+def _reads_as_a_name(token: Token, width: int) -> bool:
+    if token.dep_ in PART_OF_A_NAME:
+        return True
+    if token.dep_ == "ROOT":
+        return width >= len(token.sent) - 1  # a sentence (or heading) that is only the title
+    return token.dep_ in NOMINAL_DEPS and token.pos_ in NOMINAL_POS
+
+
+def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_size: int) -> list[Doc | None]:
+    """``docs`` parsed again with each misread title occurrence as one token, their entities
+    kept; None for a doc whose new parse does not read every such token as a name either
+    (the first parse stays: a token the tagger takes for an adverb is no better).
+
+    The first parse's entities carry over by character offsets; one that touches a title
+    occurrence covers the whole merged token (as before, a mention inside a title match
+    becomes the title). The entity recogniser does not run again. A merged title is a
+    proper noun to the rules, whatever the tagger made of its one odd token."""
+    fresh = []
+    for doc, title in zip(docs, titles, strict=True):
+        new = nlp.make_doc(doc.text)
+        spans = [new.char_span(s.start_char, s.end_char) for s in misread(doc, title)]
+        with new.retokenize() as retokenizer:
+            for span in spans:
+                retokenizer.merge(span)
+        fresh.append(new)
+    stream = iter(fresh)
+    for name, component in nlp.pipeline:
+        if name == "ner":
+            continue
+        stream = (
+            component.pipe(stream, batch_size=batch_size)
+            if hasattr(component, "pipe")
+            else map(component, stream)
+        )
+    out: list[Doc | None] = []
+    for old, new, title in zip(docs, stream, titles, strict=True):
+        merged = [t for t in new if " " in t.text and t.text == title]
+        if not merged or not all(_reads_as_a_name(t, 1) for t in merged):
+            out.append(None)
+            continue
+        for token in merged:
+            token.tag_, token.pos_ = "NNP", "PROPN"
+        _carry_entities(old, new)
+        out.append(new)
+    return out
+
+
+def _carry_entities(old: Doc, new: Doc) -> None:
+    ents: list[Span] = []
+    taken: set[int] = set()
+    for ent in old.ents:
+        span = new.char_span(ent.start_char, ent.end_char, label=ent.label_, alignment_mode="expand")
+        if span is None or any(i in taken for i in range(span.start, span.end)):
+            continue
+        taken.update(range(span.start, span.end))
+        ents.append(span)
+    new.set_ents(ents, default="outside")
