@@ -1008,3 +1008,47 @@ def test_only_a_misread_title_is_parsed_again_and_its_entities_stay(extractor: O
     # part of a longer name is not a misread title
     show = nlp('Ann Byrd hosts "The Ann Byrd Show" on the radio.')
     assert not misread(show, "Ann Byrd")
+
+
+def test_a_subject_owned_through_of_ties_its_owner_to_the_objects(extractor: OfflineExtractor) -> None:
+    """ "The music of the film was composed by Y": the film (the article's topic) has music by Y;
+    before, a subject noun without a name gave nothing."""
+    text = "Kaval Dinam is a 1987 Tamil film directed by Ravi Menon. The music of the film was composed by Ilaiyaraaja."
+    qas = qa_map(extractor.extract(ChunkText(text, "Kaval Dinam")))
+    assert {"Ilaiyaraaja"} in [
+        qas.get("Who composed the music of Kaval Dinam?"),
+        qas.get("What composed the music of Kaval Dinam?"),
+    ]
+    assert qas["Whose music was composed by Ilaiyaraaja?"] == {"Kaval Dinam"}
+    son = qa_map(extractor.extract(ChunkText("The son of Arnulf Venn succeeded Otto Brand as king in 1140.")))
+    assert son["Who did the son of Arnulf Venn succeed?"] == {"Otto Brand"}
+    # measures keep their own rules, and "has" says too little to tie anything
+    vague = qa_map(extractor.extract(ChunkText("The climate of Velmora has a dry season.", "Velmora")))
+    assert not [q for q in vague if q.startswith("Whose climate")]
+
+
+def test_a_title_that_reads_as_an_adverb_phrase_is_a_name_too(extractor: OfflineExtractor) -> None:
+    """ "Run Home Slowly" merged into one token still ends like an adverb and was tagged as one:
+    the parser reads a stand-in name in its place, and the title keeps its own words."""
+    text = "Run Home Slowly is a 1966 American western film directed by Jack Corley."
+    gsw = extractor.extract(ChunkText(text, "Run Home Slowly"))
+    assert qa_map(gsw)["Who directed Run Home Slowly?"] == {"Jack Corley"}
+    assert "Casablanca" not in " ".join(
+        [*(q.question for q in gsw.qa_pairs), *(e.name for e in gsw.entities)]
+    )
+    # a person the NER saw inside a title does not make the title a person
+    text = "Flash Marlow Conquers the Moon is a 1940 American movie serial produced by Henry Vale. It was popular."
+    titled = extractor.extract(ChunkText(text, "Flash Marlow Conquers the Moon"))
+    assert next(e for e in titled.entities if e.name == "Flash Marlow Conquers the Moon").type != "PERSON"
+
+
+def test_conjoined_participles_of_a_film_keep_their_voice(extractor: OfflineExtractor) -> None:
+    starring = "Gold Harbour is a 2000 comedy film starring Hal Dunne and directed by Bob Reyes."
+    assert qa_map(extractor.extract(ChunkText(starring, "Gold Harbour")))["Who directed Gold Harbour?"] == {
+        "Bob Reyes"
+    }
+    # the tagger takes "edited" for a past tense; the participle conjoined to it tells
+    edited = "Vel Marai is a 1983 Indian Tamil-language romance film edited and directed by K. Narayanan."
+    assert qa_map(extractor.extract(ChunkText(edited, "Vel Marai")))["Who directed Vel Marai?"] == {
+        "K. Narayanan"
+    }

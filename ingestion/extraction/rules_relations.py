@@ -482,8 +482,10 @@ class RelationRules:
             return None, passive
         if verb.dep_ == "conj" and verb.head.pos_ in {"VERB", "AUX"}:
             subj, head_passive = self.subject(verb.head, depth + 1)
-            return subj, passive or (head_passive and verb.tag_ == "VBN")
-        if verb.dep_ in {"acl", "relcl"} and verb.tag_ in {"VBN", "VBG"}:
+            # "a film starring X and directed by Y": a participle with an agent is passive itself
+            agent = any(c.dep_ == "agent" for c in verb.children)
+            return subj, passive or ((head_passive or agent) and verb.tag_ == "VBN")
+        if verb.dep_ in {"acl", "relcl"} and (verb.tag_ in {"VBN", "VBG"} or _participle_as_past(verb)):
             governor = _participle_governor(verb.head)
             if governor is not None and self.t.key_at(verb.head) and verb.lemma_ not in _ALIAS_VERBS:
                 # "directed by X, written by Y": the second participle modifies what the first does
@@ -636,18 +638,47 @@ class RelationRules:
             self._predicate_for(pred, key, passive)
 
     def _owned_subject(self, pred: Token, passive: bool) -> bool:
-        """``X, whose father founded Y`` / ``X's works hang in Y``: a subject noun without a name but
-        with a named owner (not a personal pronoun, whose antecedent is too often a guess) ties the
-        owner to the objects: "Where do the works of X hang?" -> Y, "Whose works hang in Y?" -> X.
-        True if a fact was made."""
+        """``X, whose father founded Y`` / ``X's works hang in Y`` / ``The music of the film was
+        composed by Y``: a subject noun without a name but with a named owner (not a personal
+        pronoun, whose antecedent is too often a guess; "the film" in the film's own article is
+        the film) ties the owner to the objects: "Where do the works of X hang?" -> Y, "Whose works
+        hang in Y?" -> X. True if a fact was made."""
         subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
         if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
             return False
         poss = next((c for c in subj_tok.children if c.dep_ == "poss"), None)
-        if poss is None:
+        if poss is not None:
+            owner = (
+                self.t.key_at(poss)
+                or (self.resolve(poss) if poss.tag_ == "WP$" else None)
+                or self.t.resolve_definite(poss)
+            )
+            return self._owner_facts(pred, passive, subj_tok, owner)
+        return self._of_owned_subject(pred, passive, subj_tok)
+
+    def _of_owned_subject(self, pred: Token, passive: bool, subj_tok: Token) -> bool:
+        """``The music of the film was composed by Y`` / ``The politics of the state have been
+        dominated by Y``: a definite subject noun whose "of" object is a name, or the topic under
+        a definite description, is that owner's ("Who composed the music of X?" -> Y). Measures,
+        counts and lists keep their own rules ("The population of X", "The works of X include")."""
+        dets = [c.lower_ for c in subj_tok.children if c.dep_ == "det"]
+        lemma = subj_tok.lemma_.lower()
+        if (
+            dets != ["the"]
+            or lemma in MEASURE_NOUNS | _EXTREMES | {"number"}
+            or pred.lemma_ in {"have", *_LIST_VERBS}
+        ):
             return False
-        owner = self.t.key_at(poss) or (self.resolve(poss) if poss.tag_ == "WP$" else None)
-        return self._owner_facts(pred, passive, subj_tok, owner)
+        of = [c for c in subj_tok.children if c.dep_ == "prep" and c.lower_ == "of"]
+        objects = [g for c in of for g in c.children if g.dep_ == "pobj"]
+        if (
+            len(objects) != 1
+            or objects[0].dep_ == "conj"
+            or any(g.dep_ == "conj" for g in objects[0].children)
+        ):
+            return False
+        owner = self.t.key_at(objects[0]) or self.t.resolve_definite(objects[0])
+        return self._owner_facts(pred, passive, subj_tok, owner, counts=False)
 
     def _owner_facts(
         self, pred: Token, passive: bool, subj_tok: Token, owner: str | None, counts: bool = True
@@ -670,8 +701,13 @@ class RelationRules:
                 continue
             wh, absorbed = _wh_object(o.type, list(path.words), False)
             tail = path.words[:-1] if absorbed else path.words
+            owned = f"the {role} of {name}"
+            if path.agent and vg.active_past():  # "Who composed the music of X?", as for a named subject
+                asked = f"{_wh_agent(o.type)} {vg.active_past()} {owned}?"
+            else:
+                asked = f"{wh} {vg.inverted(owned, tail)}?"
             questions = [
-                Question(f"{wh} {vg.inverted(f'the {role} of {name}', tail)}?", [owner], [path.key]),
+                Question(asked, [owner], [path.key]),
                 Question(f"Whose {role} {vg.surface} {_join([*path.words, o.name])}?", [path.key], [owner]),
             ]
             self.facts.append(Fact(owner, _join([f"has {role} that", vg.surface, *path.words]), questions))
@@ -1747,6 +1783,19 @@ def _wh_noun(etype: str) -> str:
 
 def _wh_subject(etype: str) -> str:
     return "Who" if etype == "PERSON" else "What"
+
+
+def _participle_as_past(verb: Token) -> bool:
+    """``a film edited and directed by X``: a participle modifying a noun that the tagger took for a
+    past tense (an "acl" verb tagged VBD), known by the passive participle conjoined to it."""
+    return (
+        verb.dep_ == "acl"
+        and verb.tag_ == "VBD"
+        and any(
+            c.dep_ == "conj" and c.tag_ == "VBN" and any(g.dep_ == "agent" for g in c.children)
+            for c in verb.children
+        )
+    )
 
 
 def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]:

@@ -69,21 +69,18 @@ def _reads_as_a_name(token: Token, width: int) -> bool:
 def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_size: int) -> list[Doc | None]:
     """``docs`` parsed again with each misread title occurrence as one token, their entities
     kept; None for a doc whose new parse does not read every such token as a name either
-    (the first parse stays: a token the tagger takes for an adverb is no better).
+    (the first parse stays).
 
-    The first parse's entities carry over by character offsets; one that touches a title
-    occurrence covers the whole merged token (as before, a mention inside a title match
-    becomes the title). The entity recogniser does not run again. A merged title is a
-    proper noun to the rules, whatever the tagger made of its one odd token."""
-    fresh = []
-    for doc, title in zip(docs, titles, strict=True):
-        new = nlp.make_doc(doc.text)
-        spans = [new.char_span(s.start_char, s.end_char) for s in misread(doc, title)]
-        with new.retokenize() as retokenizer:
-            for span in spans:
-                retokenizer.merge(span)
-        fresh.append(new)
-    stream = iter(fresh)
+    The parser sees a stand-in name (:data:`STAND_IN`) where the title stands: one token made
+    of several words has features the model never saw ("Run Home Slowly" ends like an adverb
+    and was tagged as one), while a known name reads as a name wherever a name can stand. The
+    returned doc has the real words, the title as one proper-noun token, and the stand-in's
+    parse. The first parse's entities carry over by character offsets, a title's own label only when
+    an entity spanned the whole title: one covering part of it ("Flash Gordon" as a person in
+    "Flash Gordon Conquers the Universe") would type the whole title by its part. The entity
+    recogniser does not run again."""
+    plans = [_plan(doc, title) for doc, title in zip(docs, titles, strict=True)]
+    stream = iter([Doc(nlp.vocab, words=words, spaces=spaces) for words, spaces, _slots in plans])
     for name, component in nlp.pipeline:
         if name == "ner":
             continue
@@ -93,25 +90,60 @@ def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_siz
             else map(component, stream)
         )
     out: list[Doc | None] = []
-    for old, new, title in zip(docs, stream, titles, strict=True):
-        merged = [t for t in new if " " in t.text and t.text == title]
-        if not merged or not all(_reads_as_a_name(t, 1) for t in merged):
+    for old, stand, (_words, spaces, slots) in zip(docs, stream, plans, strict=True):
+        if not slots or not all(_reads_as_a_name(stand[i], 1) for i in slots):
             out.append(None)
             continue
-        for token in merged:
-            token.tag_, token.pos_ = "NNP", "PROPN"
+        words = [slots.get(t.i, t.text) for t in stand]
+        new = Doc(
+            nlp.vocab,
+            words=words,
+            spaces=spaces,
+            tags=["NNP" if t.i in slots else t.tag_ for t in stand],
+            pos=["PROPN" if t.i in slots else t.pos_ for t in stand],
+            morphs=["" if t.i in slots else str(t.morph) for t in stand],
+            lemmas=[words[t.i] if t.i in slots else t.lemma_ for t in stand],
+            heads=[t.head.i for t in stand],
+            deps=[t.dep_ for t in stand],
+        )
         _carry_entities(old, new)
         out.append(new)
     return out
+
+
+#: The name the parser sees in place of a misread title: a title, short, known to the model.
+STAND_IN = "Casablanca"
+
+
+def _plan(doc: Doc, title: str) -> tuple[list[str], list[bool], dict[int, str]]:
+    """The words and spaces of ``doc`` with each misread title occurrence as :data:`STAND_IN`,
+    and the positions of the stand-ins with the text they stand for."""
+    spans = {span.start: span for span in misread(doc, title)}
+    words: list[str] = []
+    spaces: list[bool] = []
+    slots: dict[int, str] = {}
+    i = 0
+    while i < len(doc):
+        span = spans.get(i)
+        if span is not None:
+            slots[len(words)] = span.text
+            words.append(STAND_IN)
+            spaces.append(bool(span[-1].whitespace_))
+            i = span.end
+            continue
+        words.append(doc[i].text)
+        spaces.append(bool(doc[i].whitespace_))
+        i += 1
+    return words, spaces, slots
 
 
 def _carry_entities(old: Doc, new: Doc) -> None:
     ents: list[Span] = []
     taken: set[int] = set()
     for ent in old.ents:
-        span = new.char_span(ent.start_char, ent.end_char, label=ent.label_, alignment_mode="expand")
+        span = new.char_span(ent.start_char, ent.end_char, label=ent.label_)
         if span is None or any(i in taken for i in range(span.start, span.end)):
-            continue
+            continue  # part of a title only ("Flash Gordon" of "Flash Gordon Conquers the Universe")
         taken.update(range(span.start, span.end))
         ents.append(span)
     new.set_ents(ents, default="outside")
