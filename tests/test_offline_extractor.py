@@ -1052,3 +1052,30 @@ def test_conjoined_participles_of_a_film_keep_their_voice(extractor: OfflineExtr
     assert qa_map(extractor.extract(ChunkText(edited, "Vel Marai")))["Who directed Vel Marai?"] == {
         "K. Narayanan"
     }
+
+
+def test_another_name_after_the_opening_title_is_its_alias(extractor: OfflineExtractor) -> None:
+    """ "A or B is a film": the parser read two things, and the facts went to the second name."""
+    text = "Quiet Harbour or Stille Hafen is a 1953 German drama film directed by Ernst Vollmer."
+    gsw = extractor.extract(ChunkText(text, "Quiet Harbour"))
+    film = next(e for e in gsw.entities if e.name == "Quiet Harbour")
+    assert film.aliases == ["Stille Hafen"]
+    qas = qa_map(gsw)
+    assert qas["Who directed Quiet Harbour?"] == {"Ernst Vollmer"}
+    assert qas["What country is Quiet Harbour from?"] == {"Germany"}
+    person = "Karel Dorn or Charles Dorn (13 October 1837 – 13 July 1914) was a Belgian painter."
+    assert qa_map(extractor.extract(ChunkText(person, "Karel Dorn")))["When was Karel Dorn born?"] == {
+        "13 October 1837"
+    }
+    # "or" later in the text, or not after the title, is left alone
+    other = "Red Fern is a 1953 film. It was shot in Oslo or Bergen."
+    assert not next(
+        e for e in extractor.extract(ChunkText(other, "Red Fern")).entities if e.name == "Red Fern"
+    ).aliases
+
+
+def test_a_nationality_on_the_first_noun_of_a_compound_role(extractor: OfflineExtractor) -> None:
+    text = "Bram Keller is an American film and television director, writer and producer."
+    qas = qa_map(extractor.extract(ChunkText(text, "Bram Keller")))
+    assert qas["What nationality is Bram Keller?"] == {"American"}
+    assert qas["What country is Bram Keller from?"] == {"United States"}

@@ -21,7 +21,7 @@ from engramdb.ingestion.extraction.rules_entities import EntityTable, split_titl
 from engramdb.ingestion.extraction.rules_lexicon import place_kind
 from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules, located_fact
 from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
-from engramdb.ingestion.extraction.title_parse import misread, reparse
+from engramdb.ingestion.extraction.title_parse import misread, reparse, without_alternative_name
 from engramdb.ingestion.gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from engramdb.platform.errors import EngramError
 
@@ -79,10 +79,10 @@ class OfflineExtractor:
         """GSWs of many chunks, parsed in batches (same results as :meth:`extract` one by one).
         A chunk whose document title the parser misread is parsed again with the title as one
         token (:mod:`.title_parse`)."""
-        cleaned = [clean_text(c.text or "") for c in chunks]
+        titles = [split_title(c.title)[0] for c in chunks]
+        cleaned = [_clean(c.text or "", title) for c, title in zip(chunks, titles, strict=True)]
         todo = [(i, text) for i, (text, _life) in enumerate(cleaned) if text]
         out = [GSW() for _ in chunks]
-        titles = [split_title(c.title)[0] for c in chunks]
         again: list[tuple[int, Doc]] = []
         processes = self.n_process if len(todo) > 1 else 1  # one chunk (extract) needs no workers
         docs = self._nlp.pipe((t for _i, t in todo), batch_size=self.batch_size, n_process=processes)
@@ -96,6 +96,16 @@ class OfflineExtractor:
             for (i, first), doc in zip(again, parsed, strict=True):
                 out[i] = _build(doc or first, chunks[i].title, cleaned[i][1])
         return out
+
+
+def _clean(text: str, title: str) -> tuple[str, list[LifeFact]]:
+    """The text to parse and the facts of its asides; another name given after the opening title
+    ("X or Y is ...") is cut out and kept as the title's alias."""
+    text, alternative = without_alternative_name(text, title)
+    cleaned, life = clean_text(text)
+    if alternative and cleaned.startswith(title):
+        life.append(LifeFact(len(title), "alias", None, None, alternative))
+    return cleaned, life
 
 
 def _build(doc: Doc, title: str | None, life: list[LifeFact]) -> GSW:

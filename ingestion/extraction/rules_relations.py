@@ -1372,8 +1372,23 @@ class RelationRules:
                 role_words.append(child.text.lower())
             elif child.pos_ == "ADJ" or child.tag_ == "VBN":
                 states.append(child.text.lower())
+        if not any(self.t.get(k).type == "NORP" for k in map(self.t.key_at, noun.children) if k):
+            self._nested_nationality(subj, noun, be, states)
         role = " ".join([*role_words, noun.text.lower()])
         rec.add_role(role, states)
+
+    def _nested_nationality(self, subj: str, noun: Token, be: str, states: list[str]) -> None:
+        """``an American film and television director``: the parser hangs the nationality on the
+        first noun of a compound ("film"), not on the head; it still says where X is from."""
+        for child in noun.children:
+            if child.i > noun.i or child.dep_ not in {"nmod", "compound"}:
+                continue
+            for grand in child.children:
+                key = self.t.key_at(grand) if grand.i < child.i and grand.dep_ == "amod" else None
+                if key and key != subj and self.t.get(key).type == "NORP":
+                    states.append(self.t.get(key).name)
+                    self._nationality(subj, self.t.get(key).name, grand.i, be)
+                    return
 
     def _nationality(
         self, subj: str, demonym: str, at: int, be: str = "is", countries_only: bool = False

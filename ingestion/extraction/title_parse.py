@@ -28,6 +28,23 @@ NOMINAL_POS = frozenset({"PROPN", "NOUN", "NUM"})
 PART_OF_A_NAME = frozenset({"compound", "flat"})
 
 
+#: "<title> or <another name> is ...": the other name, up to the verb or an aside opening.
+_ALTERNATIVE = re.compile(r" or (?P<alt>[^\W\d_][^()]{0,58}?)(?= (?:is|was|are|were) |\s?\()")
+
+
+def without_alternative_name(text: str, title: str) -> tuple[str, str | None]:
+    """``Second Youth or Druga młodość is a 1938 film``: the text without " or <other name>" after
+    the title that opens it, and that other name (an alias of the title). Why: the parser reads
+    "A or B" as two things, and the relation rules gave the sentence's facts to the second name
+    ("musée bas" for "A Day at the Museum or Musée haut, musée bas is a 2008 French film")."""
+    if not title or not text.startswith(title):
+        return text, None
+    match = _ALTERNATIVE.match(text, len(title))
+    if match is None or len(match["alt"].split()) > 8:
+        return text, None
+    return text[: len(title)] + text[match.end() :], match["alt"].strip()
+
+
 def title_spans(doc: Doc, title: str) -> list[Span]:
     """Where ``doc`` writes ``title`` word for word (case kept) over two tokens or more."""
     if not title or " " not in title:
