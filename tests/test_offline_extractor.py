@@ -1079,3 +1079,35 @@ def test_a_nationality_on_the_first_noun_of_a_compound_role(extractor: OfflineEx
     qas = qa_map(extractor.extract(ChunkText(text, "Bram Keller")))
     assert qas["What nationality is Bram Keller?"] == {"American"}
     assert qas["What country is Bram Keller from?"] == {"United States"}
+
+
+def test_a_credited_part_of_the_work_is_the_articles_work(extractor: OfflineExtractor) -> None:
+    text = (
+        "Gold Coin is a 1958 Telugu drama film directed by Ravi Rao. It stars Anil Kumar, Savitri in the "
+        "lead roles and music composed by Ghantasala. It was filmed in Rome with sets designed by Aldo Monti."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "Gold Coin")))
+    assert {"Ghantasala"} in [
+        qas.get("Who composed the music of Gold Coin?"),
+        qas.get("What composed the music of Gold Coin?"),
+    ]
+    assert qas["Who designed the sets of Gold Coin?"] == {"Aldo Monti"}
+    assert qas["Whose sets were designed by Aldo Monti?"] == {"Gold Coin"}
+    # a person's article: his music is not the person's "music of"
+    person = extractor.extract(
+        ChunkText(
+            "Ravi Rao is a singer. His best work is a song with music composed by Ghantasala.", "Ravi Rao"
+        )
+    )
+    assert not [q for q in qa_map(person) if "music of Ravi Rao" in q]
+
+
+def test_a_text_opening_on_its_verb_is_about_its_title(extractor: OfflineExtractor) -> None:
+    """The title written in another script went with its aside: "(Spanish: ...) is a 2019 film"."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("(Spanish: Tarde) is a 2019 Spanish drama film directed by Jon Lara.", "Late Day")
+        )
+    )
+    assert qas["Who directed Late Day?"] == {"Jon Lara"}
+    assert qas["What country is Late Day from?"] == {"Spain"}

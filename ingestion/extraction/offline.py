@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spacy.tokens import Doc
 
@@ -98,11 +98,20 @@ class OfflineExtractor:
         return out
 
 
+#: A text opening on its verb: its subject was cut (see :func:`_clean`).
+_SUBJECTLESS = re.compile(r"(?:is|was|are|were) (?:a|an|the)\b")
+
+
 def _clean(text: str, title: str) -> tuple[str, list[LifeFact]]:
     """The text to parse and the facts of its asides; another name given after the opening title
     ("X or Y is ...") is cut out and kept as the title's alias."""
     text, alternative = without_alternative_name(text, title)
     cleaned, life = clean_text(text)
+    if title and _SUBJECTLESS.match(cleaned):
+        # "(Spanish: ...) is a 2019 film directed by X": a title in another script, cut with its
+        # aside, left the first sentence without its subject, which is the title
+        cleaned = f"{title} {cleaned}"
+        life = [replace(lf, offset=lf.offset + len(title) + 1) for lf in life]
     if alternative and cleaned.startswith(title):
         life.append(LifeFact(len(title), "alias", None, None, alternative))
     return cleaned, life

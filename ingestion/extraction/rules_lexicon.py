@@ -302,6 +302,12 @@ FEATURE_NOUNS = frozenset(
 
 # Head nouns of athletics and other sporting events ("the long jump", "the men's high jump", "individual
 # jumping"): the phrase a person competes in is an entity a model names, though no proper noun.
+#: The parts of a work credited to someone ("music composed by X", "sets designed by Y"): with no
+#: owner written, they are the article's work's.
+CREDIT_NOUNS = frozenset(
+    {"music", "score", "soundtrack", "lyrics", "screenplay", "script", "sets", "costumes", "cinematography",
+     "choreography", "songs", "dialogues", "dialogue", "story", "editing", "art direction", "photography"}
+)  # fmt: skip
 SPORT_EVENT_HEADS = frozenset(
     "jump jumping vault put throw decathlon heptathlon pentathlon hurdles steeplechase sprint sprinting "
     "walk dressage eventing".split()

@@ -22,6 +22,7 @@ from engramdb.ingestion.extraction.rules_entities import EntityRecord, EntityTab
 from engramdb.ingestion.extraction.rules_lexicon import (
     ABSORBED_PREPS,
     APPROXIMATORS,
+    CREDIT_NOUNS,
     DIMENSIONS,
     DIRECTIONS,
     MEASURE_NOUNS,
@@ -628,6 +629,8 @@ class RelationRules:
             subj = self._noun_subject_reversal(pred)
             if subj is None and self._owned_subject(pred, passive):
                 return
+            if subj is None and self._credited_part(pred):
+                return
             if subj is None:
                 self._topic_subject(pred, passive)
                 self._inclusion_list(pred)
@@ -655,6 +658,25 @@ class RelationRules:
             )
             return self._owner_facts(pred, passive, subj_tok, owner)
         return self._of_owned_subject(pred, passive, subj_tok)
+
+    def _credited_part(self, pred: Token) -> bool:
+        """``It stars A and B, and music composed by Y`` / ``with sets designed by Y``: a part of a work
+        credited to someone by a participle, with no owner written, is the article's work's ("Who
+        composed the music of X?" -> Y). True if a fact was made."""
+        noun = pred.head
+        before = self.doc[pred.i - 1] if pred.i > 0 else noun
+        if noun.lower_ not in CREDIT_NOUNS and before.dep_ == "conj" and before.head == noun:
+            noun = before  # "in the lead roles and music composed by Y": the parser hangs it on "roles"
+        if pred.dep_ != "acl" or pred.tag_ != "VBN" or noun.pos_ != "NOUN" or noun.lower_ not in CREDIT_NOUNS:
+            return False
+        if not any(c.dep_ == "agent" for c in pred.children) or self.t.key_at(noun):
+            return False
+        if any(c.dep_ in {"poss", "prep"} or (c.dep_ == "det" and c.lower_ != "the") for c in noun.children):
+            return False  # "his music composed by ...", "the music of Y": another owner, other rules
+        owner = self.t.title()
+        if owner is None or self.t.get(owner).type in {"PERSON", "PLACE", "DATE", "NUMBER"}:
+            return False
+        return self._owner_facts(pred, True, noun, owner, counts=False)
 
     def _of_owned_subject(self, pred: Token, passive: bool, subj_tok: Token) -> bool:
         """``The music of the film was composed by Y`` / ``The politics of the state have been
@@ -692,6 +714,9 @@ class RelationRules:
         role = _join([w for w in _uncapitalised(words, subj_tok) if w.lower() not in {"the", "a", "an"}])
         name = self.t.get(owner).name
         vg = VerbGroup(pred, passive, self.doc)
+        surface = vg.surface
+        if vg.synthetic and subj_tok.tag_ == "NNS":  # "sets designed by Y": "Whose sets were designed ...?"
+            surface = _join([{"was": "were", "is": "are"}.get(vg.aux[0], vg.aux[0]), vg.verb, *vg.particles])
         made = False
         for path in self.paths(pred):
             if path.key == owner or path.count_noun is not None or path.noun is not None:
@@ -708,7 +733,7 @@ class RelationRules:
                 asked = f"{wh} {vg.inverted(owned, tail)}?"
             questions = [
                 Question(asked, [owner], [path.key]),
-                Question(f"Whose {role} {vg.surface} {_join([*path.words, o.name])}?", [path.key], [owner]),
+                Question(f"Whose {role} {surface} {_join([*path.words, o.name])}?", [path.key], [owner]),
             ]
             self.facts.append(Fact(owner, _join([f"has {role} that", vg.surface, *path.words]), questions))
             made = True
