@@ -1111,3 +1111,17 @@ def test_a_text_opening_on_its_verb_is_about_its_title(extractor: OfflineExtract
     )
     assert qas["Who directed Late Day?"] == {"Jon Lara"}
     assert qas["What country is Late Day from?"] == {"Spain"}
+
+
+def test_a_text_opening_on_another_name_of_its_title_is_about_the_title(extractor: OfflineExtractor) -> None:
+    """ "Un giorno dopo (released as A Day After) is a film": the title stood only in the aside."""
+    text = "Un giorno dopo( internationally released as A Day After) is a 1961 Italian drama film directed by Luca Moretti."
+    gsw = extractor.extract(ChunkText(text, "A Day After"))
+    film = next(e for e in gsw.entities if e.name == "A Day After")
+    assert film.aliases == ["Un giorno dopo"]
+    assert qa_map(gsw)["Who directed A Day After?"] == {"Luca Moretti"}
+    # an aside that does not name the title changes nothing
+    from engramdb.ingestion.extraction.title_parse import title_from_aside
+
+    plain = "Un giorno dopo( 1961) is an Italian drama film directed by Luca Moretti."
+    assert title_from_aside(plain, "A Day After") == (plain, None)

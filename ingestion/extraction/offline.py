@@ -21,7 +21,12 @@ from engramdb.ingestion.extraction.rules_entities import EntityTable, split_titl
 from engramdb.ingestion.extraction.rules_lexicon import place_kind
 from engramdb.ingestion.extraction.rules_relations import Fact, Question, RelationRules, located_fact
 from engramdb.ingestion.extraction.rules_text import LifeFact, clean_text
-from engramdb.ingestion.extraction.title_parse import misread, reparse, without_alternative_name
+from engramdb.ingestion.extraction.title_parse import (
+    misread,
+    reparse,
+    title_from_aside,
+    without_alternative_name,
+)
 from engramdb.ingestion.gsw import GSW, Entity, QAPair, Role, VerbPhrase, self_answering
 from engramdb.platform.errors import EngramError
 
@@ -104,8 +109,11 @@ _SUBJECTLESS = re.compile(r"(?:is|was|are|were) (?:a|an|the)\b")
 
 def _clean(text: str, title: str) -> tuple[str, list[LifeFact]]:
     """The text to parse and the facts of its asides; another name given after the opening title
-    ("X or Y is ...") is cut out and kept as the title's alias."""
+    ("X or Y is ...") is cut out, and one the text opens on while an aside names the title ("Y (released
+    as X) is ...") gives way to the title: either is kept as the title's alias."""
     text, alternative = without_alternative_name(text, title)
+    if alternative is None:
+        text, alternative = title_from_aside(text, title)
     cleaned, life = clean_text(text)
     if title and _SUBJECTLESS.match(cleaned):
         # "(Spanish: ...) is a 2019 film directed by X": a title in another script, cut with its

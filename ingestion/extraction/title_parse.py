@@ -45,6 +45,26 @@ def without_alternative_name(text: str, title: str) -> tuple[str, str | None]:
     return text[: len(title)] + text[match.end() :], match["alt"].strip()
 
 
+#: "<another name> (<an aside naming the title>) is ...": the text opens on another name of its title.
+_NAMED_IN_ASIDE = re.compile(r"(?P<name>[^()]{1,80}?)\s*\((?P<aside>[^()]*)\)")
+
+
+def title_from_aside(text: str, title: str) -> tuple[str, str | None]:
+    """``Un giorno da leoni (internationally released as A Day for Lionhearts) is a 1961 film``,
+    in the document "A Day for Lionhearts": the text opening on the title, and the name it
+    opened on (an alias of the title). Why: the facts went to a name no question about the
+    document uses, while the title stood only in an aside, which is cut before parsing."""
+    if not title or text.startswith(title):
+        return text, None
+    match = _NAMED_IN_ASIDE.match(text)
+    if match is None or title not in match["aside"] or len(match["name"].split()) > 8:
+        return text, None
+    other = match["name"].strip(" \"'")
+    if not other or other == title:
+        return text, None
+    return title + text[match.end("name") :], other
+
+
 def title_spans(doc: Doc, title: str) -> list[Span]:
     """Where ``doc`` writes ``title`` word for word (case kept) over two tokens or more."""
     if not title or " " not in title:
