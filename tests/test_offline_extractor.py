@@ -1125,3 +1125,12 @@ def test_a_text_opening_on_another_name_of_its_title_is_about_the_title(extracto
 
     plain = "Un giorno dopo( 1961) is an Italian drama film directed by Luca Moretti."
     assert title_from_aside(plain, "A Day After") == (plain, None)
+
+
+def test_an_institution_named_for_someone_keeps_its_whole_name(extractor: OfflineExtractor) -> None:
+    """ "the Ann Gale Centre | for the Deaf": what the place is for is part of its name, and the
+    place phrase after the whole name is the whole name's."""
+    text = "The church is located at the Ann Gale Centre for the Deaf in Toronto, Ontario."
+    gsw = extractor.extract(ChunkText(text, "Grace Church of the Deaf"))
+    assert "Ann Gale Centre for the Deaf" in {e.name for e in gsw.entities}
+    assert qa_map(gsw)["Where is Ann Gale Centre for the Deaf located?"] == {"Toronto"}

@@ -126,7 +126,7 @@ class EntityTable:
             if start < end:
                 spans.append((start, end, etype))
         spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
-        spans = _feature_names(doc, _body_names(doc, spans))
+        spans = _feature_names(doc, _institution_for(doc, _body_names(doc, spans)))
         spans = _regional_places(doc, spans) + _kind_phrases(doc, spans)
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
@@ -803,6 +803,45 @@ def _body_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
             out.append((start, new_end, "ORG"))
         else:
             out.append((start, end, etype))
+    return out
+
+
+#: Head nouns of an institution's name that a "for" phrase continues ("Bob Rumball Centre for the Deaf").
+INSTITUTION_NOUNS = frozenset(
+    "Centre Center Institute School Society Foundation Association Home Hospital Museum College Academy "
+    "Council Committee Commission League Fund Trust Organization Organisation Office Agency Church".split()
+)
+
+
+def _institution_for(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``the Bob Rumball Centre | for the Deaf``: an institution's name the NER ended at its head noun
+    runs on through a "for" phrase of capitalised words no mention covers (what the place is for is
+    part of its name: "Institute for Advanced Study", "School for the Blind")."""
+    covered = {i for s, e, _t in spans for i in range(s, e)}
+    out: list[tuple[int, int, str]] = []
+    for start, end, etype in spans:
+        j = end + 1
+        if (
+            etype in {"ORG", "PLACE"}
+            and doc[end - 1].text in INSTITUTION_NOUNS
+            and end < len(doc)
+            and doc[end].lower_ == "for"
+        ):
+            if j < len(doc) and doc[j].lower_ == "the":
+                j += 1
+            k = j
+            while (
+                k < len(doc)
+                and k - j < 5
+                and doc[k].text[:1].isupper()
+                and doc[k].is_alpha
+                and k not in covered
+            ):
+                k += 1
+            if k > j:
+                out.append((start, k, "ORG"))
+                continue
+        out.append((start, end, etype))
     return out
 
 

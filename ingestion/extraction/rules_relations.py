@@ -401,13 +401,12 @@ class RelationRules:
     def _located(self, tok: Token) -> None:
         """``the Atbarah River in northeast Africa``: a place phrase attached to a named entity."""
         key = self.t.key_at(tok)
-        if (
-            self.t.key_at(tok.head) == key
-            and tok.head.i != tok.i
-            or self.t.get(key).type
-            in {"DATE", "NUMBER", "PERSON"}  # "with Jonas Holm in Oslo": the event's place
-        ):
-            return
+        inner = self.t.key_at(tok.head) == key and tok.head.i != tok.i
+        # the last word of a name ending in a phrase of its own ("the Centre for the Deaf in Toronto")
+        # carries what the parser hangs on the whole name
+        last = tok.i + 1 >= len(self.doc) or self.t.key_at(self.doc[tok.i + 1]) != key
+        if inner and not last or self.t.get(key).type in {"DATE", "NUMBER", "PERSON"}:
+            return  # a PERSON: "with Jonas Holm in Oslo" is the event's place
         for prep in tok.children:
             if prep.dep_ != "prep" or prep.lower_ not in {"in", "at", "near"}:
                 continue

@@ -57,12 +57,26 @@ def title_from_aside(text: str, title: str) -> tuple[str, str | None]:
     if not title or text.startswith(title):
         return text, None
     match = _NAMED_IN_ASIDE.match(text)
-    if match is None or title not in match["aside"] or len(match["name"].split()) > 8:
+    if match is None or len(match["name"].split()) > 8 or not _names_the_title(match["aside"], title):
         return text, None
     other = match["name"].strip(" \"'")
     if not other or other == title:
         return text, None
     return title + text[match.end("name") :], other
+
+
+def _names_the_title(aside: str, title: str) -> bool:
+    """Whether ``aside`` gives ``title`` as a name of its own ("English: X", "released as X", "also X
+    or Y"), not as a part of another ("Socialist Party of Austria [...]" does not name Austria)."""
+    for match in re.finditer(re.escape(title), aside):
+        before, after = aside[: match.start()], aside[match.end() :]
+        if (
+            len(before.split()) <= 5
+            and (not before or not before[-1].isalnum())
+            and re.match(r"\s*(?:$|[,;\"'”]|or\b)", after)
+        ):
+            return True
+    return False
 
 
 def title_spans(doc: Doc, title: str) -> list[Span]:
