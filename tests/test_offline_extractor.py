@@ -1134,3 +1134,16 @@ def test_an_institution_named_for_someone_keeps_its_whole_name(extractor: Offlin
     gsw = extractor.extract(ChunkText(text, "Grace Church of the Deaf"))
     assert "Ann Gale Centre for the Deaf" in {e.name for e in gsw.entities}
     assert qa_map(gsw)["Where is Ann Gale Centre for the Deaf located?"] == {"Toronto"}
+
+
+def test_a_caused_event_ties_its_causer_to_the_event(extractor: OfflineExtractor) -> None:
+    """ "A, which would cause sea levels to rise by 58 meters": the event's subject has no name, the
+    causer has one."""
+    text = "Most of the ice is in Velmark, which, if melted, would cause sea levels to rise by 12 meters."
+    qas = qa_map(extractor.extract(ChunkText(text, "Ice of Velmark")))
+    assert qas["What would Velmark cause sea levels to rise by?"] == {"12 meters"}
+    assert qas["What would cause sea levels to rise by 12 meters?"] == {"Velmark"}
+    law = qa_map(
+        extractor.extract(ChunkText("The Tenth Charter allowed women to vote in 1921.", "Tenth Charter"))
+    )
+    assert law["When did Tenth Charter allow women to vote?"] == {"1921"}

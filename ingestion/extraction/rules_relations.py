@@ -41,7 +41,16 @@ _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
 # Dependencies of a participle or gerund that says no tense of its own ("a film starring X", "before joining Y")
 _NONFINITE_DEPS = {"acl", "advcl", "relcl", "conj", "pcomp"}
-_LIST_VERBS = {"include", "comprise", "feature"}  # "Notable works include A and B"
+_LIST_VERBS = {"include", "comprise", "feature"}
+_CAUSATIVES = {
+    "cause",
+    "make",
+    "lead",
+    "force",
+    "allow",
+    "help",
+    "enable",
+}  # "cause X to rise by N"  # "Notable works include A and B"
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
 # Named sites no other place lies in: "played in London in Wembley Stadium" nests nothing
@@ -628,7 +637,7 @@ class RelationRules:
             subj = self._noun_subject_reversal(pred)
             if subj is None and self._owned_subject(pred, passive):
                 return
-            if subj is None and self._credited_part(pred):
+            if subj is None and (self._credited_part(pred) or self._caused_event(pred)):
                 return
             if subj is None:
                 self._topic_subject(pred, passive)
@@ -657,6 +666,46 @@ class RelationRules:
             )
             return self._owner_facts(pred, passive, subj_tok, owner)
         return self._of_owned_subject(pred, passive, subj_tok)
+
+    def _caused_event(self, pred: Token) -> bool:
+        """``A, which would cause sea levels to rise by 58 meters``: an event whose subject has no name,
+        made to happen by a named causer, ties the causer to the event's other participants ("What
+        would A cause sea levels to rise by?" -> 58 meters, "What would cause sea levels to rise by 58
+        meters?" -> A). True if a fact was made."""
+        cause = pred.head
+        if pred.dep_ not in {"ccomp", "xcomp"} or cause.lemma_ not in _CAUSATIVES or cause.i > pred.i:
+            return False
+        subj_tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
+        causer, _passive = self.subject(cause)
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or causer is None:
+            return False
+        words = noun_phrase(subj_tok, self.t)
+        if not words or len(words) > 3:
+            return False
+        event = _join(
+            [
+                *_uncapitalised(words, subj_tok),
+                "to",
+                pred.lemma_,
+                *(c.lower_ for c in pred.children if c.dep_ == "prt"),
+            ]
+        )
+        vg = VerbGroup(cause, False, self.doc)
+        name = self.t.get(causer).name
+        made = False
+        for path in self.paths(pred):
+            if path.key == causer or path.count_noun is not None or path.noun is not None:
+                continue
+            o = self.t.get(path.key)
+            wh, absorbed = _wh_object(o.type, list(path.words), False)
+            tail = path.words[:-1] if absorbed else path.words
+            questions = [
+                Question(f"{wh} {vg.inverted(name, [event, *tail])}?", [causer], [path.key]),
+                Question(f"What {vg.surface} {_join([event, *path.words, o.name])}?", [path.key], [causer]),
+            ]
+            self.facts.append(Fact(causer, _join([vg.surface, event, *path.words]), questions))
+            made = True
+        return made
 
     def _credited_part(self, pred: Token) -> bool:
         """``It stars A and B, and music composed by Y`` / ``with sets designed by Y``: a part of a work
