@@ -41,16 +41,9 @@ _OBJ = {"dobj", "attr", "oprd", "dative"}
 _PREDICATES = {"ROOT", "conj", "relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp"}
 # Dependencies of a participle or gerund that says no tense of its own ("a film starring X", "before joining Y")
 _NONFINITE_DEPS = {"acl", "advcl", "relcl", "conj", "pcomp"}
-_LIST_VERBS = {"include", "comprise", "feature"}
-_CAUSATIVES = {
-    "cause",
-    "make",
-    "lead",
-    "force",
-    "allow",
-    "help",
-    "enable",
-}  # "cause X to rise by N"  # "Notable works include A and B"
+_LIST_VERBS = {"include", "comprise", "feature"}  # "Notable works include A and B"
+# "cause X to rise by N" ("make" is left out: "made preparations to attack Y" is a purpose, not a cause)
+_CAUSATIVES = {"cause", "force", "allow", "enable", "compel", "permit"}
 _ALIAS_VERBS = {"know", "call", "name", "nickname", "title", "rename", "dub", "style"}
 _MAX_PHRASE = 5
 # Named sites no other place lies in: "played in London in Wembley Stadium" nests nothing
@@ -677,7 +670,8 @@ class RelationRules:
             return False
         subj_tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
         causer, _passive = self.subject(cause)
-        if subj_tok is None or subj_tok.pos_ != "NOUN" or causer is None:
+        to = any(c.dep_ == "aux" and c.lower_ == "to" for c in pred.children)
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or causer is None or not to or subj_tok.i < cause.i:
             return False
         words = noun_phrase(subj_tok, self.t)
         if not words or len(words) > 3:
