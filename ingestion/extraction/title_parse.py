@@ -5,9 +5,11 @@ directed by Sean McNamara", "Hot Saturday is ...", "Marry Me Again is ...", "Chr
 the Water is ...") is parsed as the sentence's own verb, adverb or modifier, so the sentence has
 no subject and the relation rules find nothing in it, the film's director included. The title
 is known (the document's), so where the text writes it word for word it can be read as one
-token. Only such sentences are parsed again: a title the parser already read as a noun phrase
-keeps its parse, and the named entities of the first parse are kept in every case (one merged
-token gives the entity recogniser too little to type it), so the change is only in the tree.
+name: the parser sees a stand-in name in its place (:func:`reparse`). Only such texts are parsed
+again: a title the parser already read as a noun phrase keeps its parse, and the named entities
+of the first parse are kept in every case, so the change is only in the tree. The same module
+reads the other names a text gives its title as the title's aliases ("A or B is ...", "B (released
+as A) is ...").
 """
 
 from __future__ import annotations
