@@ -998,7 +998,7 @@ def test_only_a_misread_title_is_parsed_again_and_its_entities_stay(extractor: O
     text = "Bright Tuesday is a 1935 American comedy film directed by Harold Finch in Chicago."
     first = nlp(text)
     assert misread(first, "Bright Tuesday")
-    (again,) = reparse(nlp, [first], ["Bright Tuesday"], batch_size=8)
+    (again,) = reparse(nlp, [misread(first, "Bright Tuesday")], batch_size=8)
     assert again.text == text
     assert again[0].text == "Bright Tuesday" and again[0].dep_ == "nsubj"
     # the entity recogniser does not run again: every entity outside the title is the first parse's

@@ -300,14 +300,15 @@ FEATURE_NOUNS = frozenset(
     "lowlands delta archipelago lagoon estuary".split()
 )
 
-# Head nouns of athletics and other sporting events ("the long jump", "the men's high jump", "individual
-# jumping"): the phrase a person competes in is an entity a model names, though no proper noun.
 #: The parts of a work credited to someone ("music composed by X", "sets designed by Y"): with no
-#: owner written, they are the article's work's.
+#: owner written, they are the article's work's. One word each: they are matched against a token.
 CREDIT_NOUNS = frozenset(
     {"music", "score", "soundtrack", "lyrics", "screenplay", "script", "sets", "costumes", "cinematography",
-     "choreography", "songs", "dialogues", "dialogue", "story", "editing", "art direction", "photography"}
+     "choreography", "songs", "dialogues", "dialogue", "story", "editing", "photography"}
 )  # fmt: skip
+
+# Head nouns of athletics and other sporting events ("the long jump", "the men's high jump", "individual
+# jumping"): the phrase a person competes in is an entity a model names, though no proper noun.
 SPORT_EVENT_HEADS = frozenset(
     "jump jumping vault put throw decathlon heptathlon pentathlon hurdles steeplechase sprint sprinting "
     "walk dressage eventing".split()

@@ -485,8 +485,7 @@ class RelationRules:
         if verb.dep_ == "conj" and verb.head.pos_ in {"VERB", "AUX"}:
             subj, head_passive = self.subject(verb.head, depth + 1)
             # "a film starring X and directed by Y": a participle with an agent is passive itself
-            agent = any(c.dep_ == "agent" for c in verb.children)
-            return subj, passive or ((head_passive or agent) and verb.tag_ == "VBN")
+            return subj, passive or ((head_passive or _has_agent(verb)) and verb.tag_ == "VBN")
         if verb.dep_ in {"acl", "relcl"} and (verb.tag_ in {"VBN", "VBG"} or _participle_as_past(verb)):
             governor = _participle_governor(verb.head)
             if governor is not None and self.t.key_at(verb.head) and verb.lemma_ not in _ALIAS_VERBS:
@@ -711,7 +710,7 @@ class RelationRules:
             noun = before  # "in the lead roles and music composed by Y": the parser hangs it on "roles"
         if pred.dep_ != "acl" or pred.tag_ != "VBN" or noun.pos_ != "NOUN" or noun.lower_ not in CREDIT_NOUNS:
             return False
-        if not any(c.dep_ == "agent" for c in pred.children) or self.t.key_at(noun):
+        if not _has_agent(pred) or self.t.key_at(noun):
             return False
         if any(c.dep_ in {"poss", "prep"} or (c.dep_ == "det" and c.lower_ != "the") for c in noun.children):
             return False  # "his music composed by ...", "the music of Y": another owner, other rules
@@ -1873,11 +1872,13 @@ def _participle_as_past(verb: Token) -> bool:
     return (
         verb.dep_ == "acl"
         and verb.tag_ == "VBD"
-        and any(
-            c.dep_ == "conj" and c.tag_ == "VBN" and any(g.dep_ == "agent" for g in c.children)
-            for c in verb.children
-        )
+        and any(c.dep_ == "conj" and c.tag_ == "VBN" and _has_agent(c) for c in verb.children)
     )
+
+
+def _has_agent(verb: Token) -> bool:
+    """Whether ``verb`` has a "by" agent: a passive participle ("directed by X")."""
+    return any(c.dep_ == "agent" for c in verb.children)
 
 
 def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]:

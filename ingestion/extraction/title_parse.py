@@ -119,10 +119,10 @@ def _reads_as_a_name(token: Token, width: int) -> bool:
     return token.dep_ in NOMINAL_DEPS and token.pos_ in NOMINAL_POS
 
 
-def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_size: int) -> list[Doc | None]:
-    """``docs`` parsed again with each misread title occurrence as one token, their entities
-    kept; None for a doc whose new parse does not read every such token as a name either
-    (the first parse stays).
+def reparse(nlp: Language, misreads: Sequence[Sequence[Span]], batch_size: int) -> list[Doc | None]:
+    """Each doc parsed again with its misread title occurrences (one list per doc, as
+    :func:`misread` found them) as one token each, its entities kept; None for a doc whose new
+    parse does not read every such token as a name either (the first parse stays).
 
     The parser sees a stand-in name (:data:`STAND_IN`) where the title stands: one token made
     of several words has features the model never saw ("Run Home Slowly" ends like an adverb
@@ -132,7 +132,8 @@ def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_siz
     an entity spanned the whole title: one covering part of it ("Flash Gordon" as a person in
     "Flash Gordon Conquers the Universe") would type the whole title by its part. The entity
     recogniser does not run again."""
-    plans = [_plan(doc, title) for doc, title in zip(docs, titles, strict=True)]
+    docs = [spans[0].doc for spans in misreads]
+    plans = [_plan(spans) for spans in misreads]
     stream = iter([Doc(nlp.vocab, words=words, spaces=spaces) for words, spaces, _slots in plans])
     for name, component in nlp.pipeline:
         if name == "ner":
@@ -168,10 +169,11 @@ def reparse(nlp: Language, docs: Sequence[Doc], titles: Sequence[str], batch_siz
 STAND_IN = "Casablanca"
 
 
-def _plan(doc: Doc, title: str) -> tuple[list[str], list[bool], dict[int, str]]:
-    """The words and spaces of ``doc`` with each misread title occurrence as :data:`STAND_IN`,
-    and the positions of the stand-ins with the text they stand for."""
-    spans = {span.start: span for span in misread(doc, title)}
+def _plan(misread_spans: Sequence[Span]) -> tuple[list[str], list[bool], dict[int, str]]:
+    """The words and spaces of the spans' doc with each span as :data:`STAND_IN`, and the
+    positions of the stand-ins with the text they stand for."""
+    doc = misread_spans[0].doc
+    spans = {span.start: span for span in misread_spans}
     words: list[str] = []
     spaces: list[bool] = []
     slots: dict[int, str] = {}
@@ -192,11 +194,8 @@ def _plan(doc: Doc, title: str) -> tuple[list[str], list[bool], dict[int, str]]:
 
 def _carry_entities(old: Doc, new: Doc) -> None:
     ents: list[Span] = []
-    taken: set[int] = set()
-    for ent in old.ents:
+    for ent in old.ents:  # disjoint in the old doc, so in the new one too
         span = new.char_span(ent.start_char, ent.end_char, label=ent.label_)
-        if span is None or any(i in taken for i in range(span.start, span.end)):
-            continue  # part of a title only ("Flash Gordon" of "Flash Gordon Conquers the Universe")
-        taken.update(range(span.start, span.end))
-        ents.append(span)
+        if span is not None:  # None: part of a title only ("Flash Gordon" of "Flash Gordon Conquers ...")
+            ents.append(span)
     new.set_ents(ents, default="outside")
