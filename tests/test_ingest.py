@@ -125,6 +125,40 @@ def test_a_delete_cut_short_before_the_graph_leaves_the_document_to_redo_not_don
     assert stats["qa_pairs"] == stats["qa_vectors"] and stats["documents_done"] == 2
 
 
+def test_a_stage_failing_its_delete_fails_the_delete_and_the_other_stages_still_forget(
+    memory: Memory, driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stages forget a document side by side: one that fails must not go unnoticed (the
+    delete raises, the graph is left alone, the document stays pending) nor stop the others."""
+    memory.ingest([CURIE, WARSAW])
+    ns = memory.namespace
+    first, *others = memory.ingestor.stages
+    assert {first.name, *(s.name for s in others)} >= {"gists", "clusters"}
+    gists_of = "MATCH (g:Gist {namespace: $ns, doc_id: 'curie'}) RETURN count(g)"
+    assert _count(driver, gists_of, ns=ns) == 1
+
+    def fails(doc_id: str, chunk_ids) -> None:
+        raise RuntimeError(f"the {first.name} stage could not forget")
+
+    monkeypatch.setattr(first, "delete_document", fails)
+    with pytest.raises(RuntimeError, match="could not forget"):
+        memory.delete("curie")
+    for stage in others:  # each later stage forgot its part all the same
+        if stage.name == "gists":
+            assert _count(driver, gists_of, ns=ns) == 0
+        if stage.name == "clusters":
+            assert stage.last_delete is not None and stage.last_delete.written["levels_touched"] >= 1
+    assert _count(driver, "MATCH (c:Chunk {namespace: $ns, doc_id: 'curie'}) RETURN count(c)", ns=ns) == 1
+    assert memory.document_status(["curie"])["curie"]["status"] == "pending"
+
+    monkeypatch.undo()
+    report = memory.delete("curie")  # deleting again finishes the job
+    assert report.deleted_entities >= 1
+    assert _count(driver, gists_of, ns=ns) == 0
+    assert _count(driver, "MATCH (n {namespace: $ns}) WHERE n.doc_id = 'curie' RETURN count(n)", ns=ns) == 0
+    assert memory.stats()["documents"] == 1
+
+
 def test_changed_document_replaces_its_memory(memory: Memory, driver) -> None:
     memory.ingest([CURIE])
     changed = {**CURIE, "text": "Marie Curie was born in Warsaw. She later moved to Paris."}

@@ -23,10 +23,11 @@ CALL (chunks) {
 WITH size(chunks) AS deleted_chunks, touched
 CALL (touched) {
   UNWIND touched AS e
-  OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk)
-  WITH e, count(m) AS remaining
-  RETURN collect(CASE WHEN remaining = 0 THEN e END) AS orphans,
-         collect(CASE WHEN remaining > 0 THEN e.id END) AS survivors
+  // one remaining mention is enough to keep an entity: stop at the first rather than count them all
+  // (an entity a long document names on every page has thousands, and each part asks again)
+  WITH e, EXISTS { (e)<-[:MENTIONS]-(:Chunk) } AS mentioned
+  RETURN collect(CASE WHEN NOT mentioned THEN e END) AS orphans,
+         collect(CASE WHEN mentioned THEN e.id END) AS survivors
 }
 WITH deleted_chunks, survivors, orphans, [o IN orphans | o.id] AS deleted_ids
 CALL (orphans) {
