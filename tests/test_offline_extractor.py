@@ -1147,38 +1147,3 @@ def test_a_caused_event_ties_its_causer_to_the_event(extractor: OfflineExtractor
         extractor.extract(ChunkText("The Tenth Charter allowed women to vote in 1921.", "Tenth Charter"))
     )
     assert law["When did Tenth Charter allow women to vote?"] == {"1921"}
-
-
-def test_a_definite_object_named_by_the_title_is_the_title(extractor: OfflineExtractor) -> None:
-    """ "Hal Brody founded the company": in the article on Brightwater Company, the company is it,
-    called so by its name's last word or by the noun the text gave it."""
-    text = "Brightwater Company is a shipping firm. Hal Brody founded the company in 1902."
-    qa = qa_map(extractor.extract(ChunkText(text, "Brightwater Company")))
-    assert qa["Who founded Brightwater Company?"] == {"Hal Brody"}
-    assert qa["What did Hal Brody found?"] == {"Brightwater Company"}
-    text = "Moon Garden is a 1961 drama film. Ana Ruiz financed the film."
-    assert qa_map(extractor.extract(ChunkText(text, "Moon Garden")))["What did Ana Ruiz finance?"] == {
-        "Moon Garden"
-    }
-
-
-def test_a_definite_noun_that_names_another_or_describes_the_subject_is_not_the_title(
-    extractor: OfflineExtractor,
-) -> None:
-    """ "a sequel to the 1997 film Night Harbor" names another film; "X became the chief queen of Y"
-    says what X is: neither noun is the article's subject."""
-    text = "Moon Garden is a 2001 drama film. It is a sequel to the 1997 film Night Harbor."
-    qa = qa_map(extractor.extract(ChunkText(text, "Moon Garden")))
-    assert qa["What is Moon Garden a sequel to?"] == {"Night Harbor"}
-    assert "What is Night Harbor?" not in qa
-    text = "Ama Sein was a chief queen of Prome. Her daughter Thiri Devi became the chief queen of Min Kyaw."
-    gsw = extractor.extract(ChunkText(text, "Ama Sein"))
-    assert not any(q.startswith("Who became Ama Sein") for q in qa_map(gsw))
-
-
-def test_a_demonym_the_parser_reads_as_part_of_a_place_name_stays_in_it(extractor: OfflineExtractor) -> None:
-    """ "French | Polynesia": the NER split one place name in two."""
-    text = "Paea is a commune in the suburbs of Papeete in French Polynesia, an overseas territory of France."
-    gsw = extractor.extract(ChunkText(text, "Paea"))
-    assert "French Polynesia" in {e.name for e in gsw.entities}
-    assert qa_map(gsw)["What is French Polynesia an overseas territory of?"] == {"France"}

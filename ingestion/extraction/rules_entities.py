@@ -446,14 +446,8 @@ class EntityTable:
             w[:1].islower() and w not in _NAME_PARTICLES for w in self.title_name.split()
         )
 
-    def resolve_definite(self, tok: Token, named_only: bool = False) -> str | None:
-        """``the film`` / ``the company`` -> the title entity when the noun fits it.
-
-        ``named_only``: only when the text has called the title by that noun ("is a 2004 film") or
-        the title's name ends with it ("Bethel Church" for "the church"), not when the noun merely
-        fits the title's type: what an object or a preposition's noun is taken for ("founded the
-        company", "built the church"), where a noun of the title's type may well be another ("moved
-        to the city" in the article on a district)."""
+    def resolve_definite(self, tok: Token) -> str | None:
+        """``the film`` / ``the company`` -> the title entity when the noun fits it."""
         if tok.pos_ != "NOUN" or not self.title_name:
             return None
         dets = [c.lower_ for c in tok.children if c.dep_ in {"det", "poss"}]
@@ -463,9 +457,6 @@ class EntityTable:
         rec = self.records.get(self.title_key) if self.title_key else None
         if rec is not None and (noun in rec.roles or any(r.split()[-1] == noun for r in rec.roles)):
             return self.title_key
-        if named_only:
-            named = rec is not None and rec.name.split()[-1].lower() in {noun, tok.lower_}
-            return self.title_key if named and len(rec.name.split()) > 1 else None
         noun_type = NOUN_TYPES.get(noun)
         if noun_type and noun_type != "PERSON":
             if rec is None and self.title_hint_type == noun_type:
@@ -594,8 +585,7 @@ _JOINABLE = {"ORG", "PLACE", "EVENT", "WORK", "LAW", "PRODUCT"}
 
 
 def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """One name the NER split in two: "the United States | Senate", "2000 | Summer Olympics", "Nine-|Power Treaty",
-    "French | Polynesia".
+    """One name the NER split in two: "the United States | Senate", "2000 | Summer Olympics", "Nine-|Power Treaty".
 
     Two touching mentions merge when the last word of the first modifies a word of the second
     (a compound or a year before an event or organisation); the second mention's type wins.
@@ -620,12 +610,6 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
                     or p_type == "DATE"
                     and p_end - p_start == 1
                     and re.fullmatch(r"\d{4}", last.text)
-                    # "French | Polynesia", "Nazi | Germany": a demonym the parser reads as part of
-                    # the place's name (a compound, not an adjective as in "German possessions")
-                    or p_type == "NORP"
-                    and etype == "PLACE"
-                    and p_end - p_start == 1
-                    and last.dep_ == "compound"
                 )
             )
             if joined:

@@ -542,11 +542,6 @@ class RelationRules:
                 continue
             if not nominal(member) or depth >= 2:
                 continue
-            # "founded the company", "built the church": the article's own subject, by the noun it
-            # was called or its name ends with; the noun's own phrases are read on all the same
-            if depth == 0 and tok.dep_ in {"dobj", "pobj", "dative"} and self._bare_definite(member):
-                if (topic := self.t.resolve_definite(member, named_only=True)) is not None:
-                    out.append(_Path(list(prefix), topic, member))
             named = next(
                 (
                     self.t.key_at(c)
@@ -589,17 +584,6 @@ class RelationRules:
                         p.noun = p.noun or member
                         out.append(p)
         return out
-
-    def _bare_definite(self, noun: Token) -> bool:
-        """``the company``, ``the church building``: a definite noun with nothing that makes it another
-        of its kind ("the 1997 film Kiss the Girls", "the 2012 film 'X'", "the band's first album")."""
-        for child in noun.children:
-            if child.dep_ not in {"det", "amod", "compound"} or child.pos_ in {"PROPN", "NUM"}:
-                return False
-            if self.t.key_at(child) or child.like_num or child.lower_ in {"first", "last", "next", "other"}:
-                return False
-        after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
-        return after is None or (after.pos_ != "PROPN" and after.text not in {'"', "“", "'"})
 
     def _direction_paths(self, adverb: Token, prefix: list[str], depth: int) -> list[_Path]:
         """``lies north of Y`` / ``a village 5 km south of Y``: the place a direction is taken from.
