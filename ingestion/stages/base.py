@@ -114,7 +114,8 @@ class MemoryStage(ABC):
 
     @abstractmethod
     def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
-        """Forget what this stage derived from one document; runs before its chunks are deleted."""
+        """Forget what this stage derived from one document; runs before its chunks are deleted, on
+        its own thread beside the other stages' deletes (so it must not rely on theirs)."""
 
     # --------------------------------------------------------------- shared
     def run(self, chunks: Sequence[StageChunk]) -> StageReport:
