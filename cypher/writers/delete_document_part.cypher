@@ -1,5 +1,7 @@
 // Remove up to $limit chunks of one document with what they contributed: their
-// verb phrases, QA edges and mentions, then every entity no chunk mentions any more
+// verb phrases and QA edges (a delete has removed them already with
+// delete_chunk_verb_phrases, two transactions at a time; this takes any left, so no part
+// leaves a verb phrase without its chunk), their mentions, then every entity no chunk mentions any more
 // (a Gist's mentions follow its chunk). Run repeatedly until it deletes fewer than $limit chunks, so even a
 // huge document is removed in bounded transactions; each part is consistent on
 // its own (no orphan entity survives a part). The document was marked `pending`

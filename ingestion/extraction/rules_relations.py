@@ -668,9 +668,11 @@ class RelationRules:
         if pred.dep_ not in {"ccomp", "xcomp"} or cause.lemma_ not in _CAUSATIVES or cause.i > pred.i:
             return False
         subj_tok = next((c for c in pred.children if c.dep_ in _SUBJ), None)
-        causer, _passive = self.subject(cause)
         to = any(c.dep_ == "aux" and c.lower_ == "to" for c in pred.children)
-        if subj_tok is None or subj_tok.pos_ != "NOUN" or causer is None or not to or subj_tok.i < cause.i:
+        if subj_tok is None or subj_tok.pos_ != "NOUN" or not to or subj_tok.i < cause.i:
+            return False
+        causer, _passive = self.subject(cause)  # resolved only for a clause of the right shape
+        if causer is None:
             return False
         words = noun_phrase(subj_tok, self.t)
         if not words or len(words) > 3:
