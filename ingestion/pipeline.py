@@ -52,6 +52,7 @@ from engramdb.ingestion.writer import (
 )
 from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
+from engramdb.platform.resident_memory import trim_heap
 from engramdb.platform.storage import (
     CHUNK_COLLECTION,
     ENTITY_COLLECTION,
@@ -387,6 +388,10 @@ class Ingestor:
                     following = self._first_part(upcoming)
                 ahead.start(_jobs(following))
                 self._ingest_part(batch, part, extractions, report, tallies, seen_entities)
+                # what the part used goes back to the system before the next one: its pages of the
+                # vector files (durable now) and the heap it freed (platform/resident_memory.py)
+                self.vectors.release_pages()
+                trim_heap()
                 if start + self.chunks_per_part < len(chunks):  # the last part's status releases them
                     self.claims.renew([doc.id for doc in batch])
                 if on_part:

@@ -62,6 +62,9 @@ class SharedVectorStore:
     def get_vectors(self, collection: str, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         return self.store.get_vectors(collection, namespace, keys)
 
+    def release_pages(self) -> int:
+        return self.store.release_pages()
+
     def close(self) -> None:
         if self._store is None:
             return

@@ -41,6 +41,7 @@ import qdrant_edge as qe
 
 from engramdb.platform.config import Settings, validate_namespace
 from engramdb.platform.errors import EngramError, InputError
+from engramdb.platform.resident_memory import release_pages
 from engramdb.platform.store_lock import LockBusyError, OwnerLock, acquire_owner_lock, ensure_private_dir
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -203,6 +204,14 @@ class VectorStore(Protocol):
 
     def get_vectors(self, collection: str, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored (unit-normalised) vectors by key; missing keys are left out."""
+        ...
+
+    def release_pages(self) -> int:
+        """Let go of this process's resident pages of the store's mapped files (KB released).
+
+        Called at an ingest's part boundaries: what an upsert touched need not count as the
+        process's memory until the next part (see ``engramdb.platform.resident_memory``). A store
+        that maps no files here (a Qdrant server) releases nothing."""
         ...
 
     def close(self) -> None:
@@ -662,6 +671,11 @@ class EdgeVectorStore:
             if errors:
                 raise VectorStoreError("error closing vector collections: " + "; ".join(errors))
 
+    def release_pages(self) -> int:
+        # under the store lock: no shard call may map or unmap a segment file meanwhile
+        with self._lock:
+            return 0 if self._closed else release_pages(self.path)
+
     # -- extras (embedded only) -------------------------------------------
     def optimize(self, collection: str) -> bool:
         """Build pending HNSW / merge segments now; True if anything was done.
@@ -970,6 +984,9 @@ class QdrantServerStore:
             with_vectors=True,
         )
         return _vectors_by_key(namespace, ((r.payload, r.vector) for r in records))
+
+    def release_pages(self) -> int:
+        return 0  # the server's files are mapped by the server, not by this process
 
     def close(self) -> None:
         """Close the client (idempotent); later calls raise VectorStoreError."""

@@ -7,6 +7,8 @@ tests check its id scheme, construction and how it reports an unreachable server
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import signal
 import socket
 import subprocess
@@ -20,6 +22,7 @@ import numpy as np
 import pytest
 
 from engramdb.platform.config import Settings
+from engramdb.platform.resident_memory import resident_kb
 from engramdb.platform.vectors import (
     INDEXED_FIELDS,
     EdgeVectorStore,
@@ -252,3 +255,67 @@ def test_payload_indexes_are_created(tmp_path: Path) -> None:
     assert schema["namespace"].data_type == qe.PayloadSchemaType.Keyword
     assert schema["namespace"].params.is_tenant is True
     assert schema["doc_id"].data_type == qe.PayloadSchemaType.Keyword
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc/self/smaps")
+def test_release_pages_drops_the_mapped_segment_files_and_keeps_every_point(tmp_path: Path) -> None:
+    """After a load the indexed segments' files are mapped and resident in this process; releasing
+    them leaves (almost) nothing resident, and the same searches give the same hits from the files."""
+    dim, n = 64, 6000
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    with EdgeVectorStore(tmp_path / "q", indexing_threshold_kb=64, full_scan_threshold_kb=16) as s:
+        s.ensure_collection(C, dim)
+        for start in range(0, n, 1000):
+            s.upsert(C, "a", [VectorPoint(f"k{i}", vectors[i], {}) for i in range(start, start + 1000)])
+        s.optimize(C)
+        queries = rng.standard_normal((10, dim)).astype(np.float32)
+        before = [[(h.key, round(h.score, 5)) for h in s.search(C, "a", q, 10)] for q in queries]
+        resident = resident_kb(tmp_path / "q")
+        assert resident > 0  # the segment files are mapped and were touched
+
+        released = s.release_pages()
+
+        assert released > 0
+        assert resident_kb(tmp_path / "q") < resident / 4
+        after = [[(h.key, round(h.score, 5)) for h in s.search(C, "a", q, 10)] for q in queries]
+        assert after == before
+        assert s.count(C, "a") == n
+    # the store still opens and holds every point: nothing written was lost with the pages
+    with EdgeVectorStore(tmp_path / "q") as s:
+        assert s.count(C, "a") == n
+        hits = s.search(C, "a", vectors[42], 1)
+        assert hits[0].key == "k42"
+
+
+def _has_malloc_trim() -> bool:
+    try:
+        return hasattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), "malloc_trim")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(
+    not (Path("/proc/self/status").exists() and _has_malloc_trim()), reason="needs Linux /proc and glibc"
+)
+def test_trim_heap_returns_freed_heap_memory_to_the_system() -> None:
+    """Blocks freed in the middle of the C heap stay in the process (a live block above them keeps
+    the heap from shrinking) until the heap is trimmed."""
+    code = textwrap.dedent(
+        """
+        from engramdb.platform.resident_memory import trim_heap
+        def anon_mb():
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) // 1024 for l in f if l.startswith("RssAnon"))
+        blocks = [bytearray(2048) for _ in range(100_000)]  # ~200 MB of malloc'd (not pymalloc) blocks
+        keep = bytearray(2048)  # allocated last, above them
+        del blocks
+        before = anon_mb()
+        trimmed = trim_heap()
+        print(before, anon_mb(), trimmed)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    before, after, trimmed = out.split()
+    assert trimmed == "True"
+    assert int(before) - int(after) >= 100, out
