@@ -13,12 +13,14 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from engramdb.ingestion.documents import Document, make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.platform.resident_memory import resident_kb
 
 PART = 2  # chunks per write transaction in these tests (the default is 128)
 _FIRST = "Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana".split()
@@ -160,3 +162,24 @@ def test_deleting_a_long_document_goes_in_parts_and_leaves_nothing(open_memory, 
     names = {r["name"] for r in memory.driver.execute_query(
         "MATCH (e:Entity {namespace: $ns}) RETURN e.name AS name", ns=memory.namespace).records}  # fmt: skip
     assert {"Aldric Ashdown", "Port Selwyn"} <= names  # the short note's entities survive
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc/self/smaps")
+def test_each_part_leaves_none_of_the_vector_files_resident(
+    open_memory, long_document, isolated_settings
+) -> None:
+    """What a part wrote to the embedded vector store is durable when the part ends, so its pages of
+    the store's files are given back then: the resident set does not grow with every vector a long
+    document writes. A search afterwards maps them in again and finds what the parts stored."""
+    memory = open_memory()
+    folder = Path(isolated_settings.qdrant_path)
+    resident_after_part: list[int] = []
+    _ingestor(memory, PART).ingest(
+        [long_document], on_part=lambda _: resident_after_part.append(resident_kb(folder))
+    )
+    assert len(resident_after_part) > 3
+    assert max(resident_after_part) <= 64  # KB: at most a page or so touched since the release
+    hits = memory.vectors.search(
+        "qa", memory.namespace, memory.embedder.embed_query("Who joined the Mirecourt Gazette?"), 3
+    )
+    assert hits and resident_kb(folder) > 0
