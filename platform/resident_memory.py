@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -107,7 +108,9 @@ def trim_heap() -> bool:
     return bool(trim(0))
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
+    """The C library, loaded once: the release and the trim run after every part of an ingest."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
