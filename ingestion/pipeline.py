@@ -6,10 +6,7 @@ extracted, reconciled, written to the graph in one bounded transaction and
 embedded before the next part starts, so neither Neo4j's transaction memory
 nor this process's memory grows with the length of a document (a novel is
 many parts; a batch of short passages is usually one). The next part is
-extracted on a worker thread meanwhile (``ingestion/extraction/ahead.py``), and a
-part's memory stages (gists, clusters) run on a stage thread while the next part
-is reconciled and embedded: the next part's graph write and vectors wait for
-them, so every stage sees the store as it would one part at a time.
+extracted on a worker thread meanwhile (``ingestion/extraction/ahead.py``).
 
 Per-document status makes ingestion resumable: a batch's Document nodes are
 written first as ``pending``; only when every part holding their chunks is in
@@ -31,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,29 +163,6 @@ class _DocTally:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _PartInFlight:
-    """A part whose graph and vectors are written and whose memory stages run on the stage thread.
-
-    What follows its stages (pages released, claims renewed, ``on_part``, and after a batch's last
-    part the documents' statuses) happens on the ingest's own thread once they are done: in the next
-    part before its graph write, or at the end of the run."""
-
-    stages: Future[None]
-    batch: Sequence[Document]
-    part: Sequence[tuple[Document, Chunk]]
-    chunks_done: int
-    chunks_total: int
-    tallies: dict[str, _DocTally]
-    on_part: PartCallback | None
-    progress: ProgressCallback | None
-    report: IngestReport
-
-    @property
-    def last(self) -> bool:
-        return self.chunks_done >= self.chunks_total
-
-
 def _stored(row: dict[str, Any]) -> StoredDocument:
     return StoredDocument(row["id"], row.get("path"), row.get("source") or "", row.get("content_hash"))
 
@@ -238,8 +212,6 @@ class Ingestor:
         self.vectors.ensure_collection(QA_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(CHUNK_COLLECTION, embedder.dim)
         self.vectors.ensure_collection(ENTITY_COLLECTION, embedder.dim)
-        self._stage_thread: Executor | None = None
-        self._in_flight: _PartInFlight | None = None
 
     # ------------------------------------------------------------ ingest
     def ingest(
@@ -272,26 +244,15 @@ class Ingestor:
             todo.append(doc)
         holders = {known[d.id]["claimed_by"] for d in todo if known.get(d.id, {}).get("claimed_by")}
         written: set[str] = set()
-        with (
-            ExtractionAhead(self.extractor) as ahead,
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-stages") as self._stage_thread,
-        ):
-            try:
-                waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part, ahead)
-                pause = CLAIM_POLL_SECONDS
-                while waiting:  # documents another writer is ingesting right now: theirs to finish
-                    if progress:
-                        progress(0)  # a stopping server interrupts the wait here
-                    time.sleep(pause)
-                    pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
-                    waiting = self._ingest_claimed(
-                        waiting, holders, written, report, progress, on_part, ahead
-                    )
-            except BaseException:
-                self._abandon(report)
-                raise
-            finally:
-                self._stage_thread = None
+        with ExtractionAhead(self.extractor) as ahead:
+            waiting = self._ingest_claimed(todo, holders, written, report, progress, on_part, ahead)
+            pause = CLAIM_POLL_SECONDS
+            while waiting:  # documents another writer is ingesting right now: theirs to finish
+                if progress:
+                    progress(0)  # a stopping server interrupts the wait here
+                time.sleep(pause)
+                pause = min(pause * 2, MAX_CLAIM_POLL_SECONDS)
+                waiting = self._ingest_claimed(waiting, holders, written, report, progress, on_part, ahead)
         if report.ingested_elsewhere:
             report.notes.append(f"{report.ingested_elsewhere} document(s) were ingested by another writer "
                                 "at the same time; this ingest waited for them")  # fmt: skip
@@ -328,17 +289,17 @@ class Ingestor:
             try:
                 for doc in claim.claimed:  # changed, left pending/failed, or made by another version
                     if doc.id in claim.has_memory:
-                        self._settle()  # a delete changes what the stages of the part before work on
                         self._delete_memory(doc.id, keep_document=True)
                     prior_hash = claim.prior_hashes.get(doc.id)
                     report.replaced += bool(prior_hash) and prior_hash != doc.content_hash
                 upcoming = documents[start + self.batch_size : start + 2 * self.batch_size]
-                self._ingest_batch(claim.claimed, report, on_part, ahead, upcoming, progress)
+                self._ingest_batch(claim.claimed, report, on_part, ahead, upcoming)
                 written.update(d.id for d in claim.claimed)
             except BaseException:
                 self.claims.release([d.id for d in claim.claimed])  # left pending: anyone may resume them
                 raise
-        self._settle()  # the last batch's statuses are written before any wait for other writers
+            if progress:
+                progress(len(claim.claimed))
         return busy
 
     def _identify(
@@ -407,10 +368,8 @@ class Ingestor:
         on_part: PartCallback | None,
         ahead: ExtractionAhead,
         upcoming: Sequence[Document] = (),
-        progress: ProgressCallback | None = None,
     ) -> None:
-        """Documents first (pending), then their chunks part by part, then each document's status
-        (written once the last part's stages are done: see :class:`_PartInFlight`).
+        """Documents first (pending), then their chunks part by part, then each document's status.
 
         While a part is written, ``ahead`` extracts the next one: the batch's own, or after the
         last the first part of the ``upcoming`` documents (the next batch, not yet claimed)."""
@@ -428,62 +387,20 @@ class Ingestor:
                 if not following and may_speculate(self.extractor):
                     following = self._first_part(upcoming)
                 ahead.start(_jobs(following))
-                stages = self._ingest_part(batch, part, extractions, report, tallies, seen_entities)
-                self._in_flight = _PartInFlight(
-                    stages, batch, part, start + len(part), len(chunks), tallies, on_part, progress, report
-                )
+                self._ingest_part(batch, part, extractions, report, tallies, seen_entities)
+                # what the part used goes back to the system before the next one: its pages of the
+                # vector files (durable now) and the heap it freed (platform/resident_memory.py)
+                self.vectors.release_pages()
+                trim_heap()
+                if start + self.chunks_per_part < len(chunks):  # the last part's status releases them
+                    self.claims.renew([doc.id for doc in batch])
+                if on_part:
+                    doc_ids = tuple(dict.fromkeys(chunk.doc_id for _, chunk in part))
+                    on_part(PartProgress(doc_ids, len(part), start + len(part), len(chunks)))
         except BaseException:
             # the resolver may remember nodes of a part that never landed: start from the graph again
             self.resolver.reset()
             raise
-
-    def _settle(self) -> None:
-        """Wait for the part in flight's stages (a stage's error is the ingest's), then finish it."""
-        flight, self._in_flight = self._in_flight, None
-        if flight is None:
-            return
-        doc_ids = [doc.id for doc in flight.batch]
-        try:
-            flight.stages.result()
-            # what the part used goes back to the system before the next one: its pages of the
-            # vector files (durable now) and the heap it freed (platform/resident_memory.py)
-            self.vectors.release_pages()
-            trim_heap()
-            if not flight.last:  # the last part's status releases them
-                self.claims.renew(doc_ids)
-            if flight.on_part:
-                part_docs = tuple(dict.fromkeys(chunk.doc_id for _, chunk in flight.part))
-                done, total = flight.chunks_done, flight.chunks_total
-                flight.on_part(PartProgress(part_docs, len(flight.part), done, total))
-            if flight.last:
-                self._write_statuses(flight.batch, flight.tallies, flight.report)
-        except BaseException:
-            self.claims.release(doc_ids)  # left pending: anyone may resume them
-            raise
-        if flight.last and flight.progress:
-            flight.progress(len(flight.batch))
-
-    def _abandon(self, report: IngestReport) -> None:
-        """The ingest is failing: the part in flight's stages end first. A batch whose last part's
-        stages succeeded is done as it would have been one part at a time; any other stays pending
-        with its claims released, for a later run to redo."""
-        flight, self._in_flight = self._in_flight, None
-        if flight is None:
-            return
-        try:
-            flight.stages.result()
-        except BaseException:
-            self.claims.release([doc.id for doc in flight.batch])
-            return
-        if flight.last:
-            self._write_statuses(flight.batch, flight.tallies, report)
-        else:
-            self.claims.release([doc.id for doc in flight.batch])
-
-    def _write_statuses(
-        self, batch: Sequence[Document], tallies: dict[str, _DocTally], report: IngestReport
-    ) -> None:
-        """Each document of a batch ``done``, or ``failed`` with its chunks' errors; releases its claim."""
         t0 = time.perf_counter()
         statuses = []
         for doc in batch:
@@ -528,12 +445,8 @@ class Ingestor:
         report: IngestReport,
         tallies: dict[str, _DocTally],
         seen_entities: set[str],
-    ) -> Future[None]:
-        """Reconcile, write (one transaction) and embed one bounded slice of extracted chunks; returns
-        its memory stages, started on the stage thread.
-
-        The part before finishes (:meth:`_settle`) while this part is embedded and before its graph
-        write: its stages never see this part's chunks, nodes or vectors."""
+    ) -> None:
+        """Reconcile, write (one transaction) and embed one bounded slice of extracted chunks."""
         results = [
             ChunkResult(chunk, x.gsw, x.error) for (_, chunk), x in zip(part, extractions, strict=True)
         ]
@@ -543,18 +456,26 @@ class Ingestor:
         t0 = time.perf_counter()
         rows = build_rows(batch, results, self.resolver, seen_entities=seen_entities, with_documents=False)
         report.timed("reconcile", t0)
-        # Neither the embedding nor the graph write needs the other, so the model runs on a worker
-        # while this thread waits for the part before and then for Neo4j. Documents stay 'pending'
-        # until every part's vectors and stages are in, so a crash in any of them leaves them to be
-        # redone, as when the steps ran one after the other.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-embed") as pool:
-            embedding = pool.submit(timed, self._embed_part, rows, part)
-            self._settle()
+        # The graph write waits on Neo4j while this thread embeds: neither needs the other. Documents
+        # stay 'pending' until every part's vectors are in, so a crash in either leaves them to be
+        # redone, as when the two ran one after the other.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="engramdb-graph-write") as pool:
+            graph_write = pool.submit(timed, write_rows, self.graph, rows)
             t0 = time.perf_counter()
-            write_rows(self.graph, rows)
-            report.timed("graph_write", t0)
-            (vectors, chunk_vectors, entity_vectors), seconds = embedding.result()
-        report.add_seconds("embed", seconds)
+            vectors = (
+                self.embedder.embed_documents([r.question for r in rows.qa_records])
+                if rows.qa_records
+                else []
+            )
+            chunk_vectors = self.embedder.embed_documents(
+                [passage_text(_title(d, c), c.text) for d, c in part]
+            )
+            entity_vectors = (
+                self.embedder.embed_documents([e["name"] for e in rows.entities]) if rows.entities else []
+            )
+            report.timed("embed", t0)
+        # leaving the block waited for the write; an error in it is raised here
+        report.add_seconds("graph_write", graph_write.result()[1])
         t0 = time.perf_counter()
         self._index_qa(rows.qa_records, vectors)
         self.vectors.upsert(CHUNK_COLLECTION, self.graph.namespace, [
@@ -576,17 +497,7 @@ class Ingestor:
         for record in rows.qa_records:
             tallies[record.doc_id].qa_pairs += 1
         report.add(rows)
-        assert self._stage_thread is not None, "parts are ingested inside ingest()"
-        return self._stage_thread.submit(self._run_stages, part, results, report)
-
-    def _embed_part(self, rows: BatchRows, part: Sequence[tuple[Document, Chunk]]) -> tuple[Any, Any, Any]:
-        """The part's QA question, passage and entity-name vectors."""
-        qa = [r.question for r in rows.qa_records]
-        vectors = self.embedder.embed_documents(qa) if qa else []
-        chunk_vectors = self.embedder.embed_documents([passage_text(_title(d, c), c.text) for d, c in part])
-        names = [e["name"] for e in rows.entities]
-        entity_vectors = self.embedder.embed_documents(names) if names else []
-        return vectors, chunk_vectors, entity_vectors
+        self._run_stages(part, results, report)
 
     def _run_stages(
         self, part: Sequence[tuple[Document, Chunk]], results: Sequence[ChunkResult], report: IngestReport
