@@ -277,3 +277,23 @@ def musique_questions() -> list[dict]:
     import json
 
     return json.loads(require_shared("data/musique/questions.json").read_text())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def rows_match_record_data() -> Iterator[None]:
+    """Every row a test reads through :class:`engramdb.platform.graph.Graph` is also decoded the
+    driver's slow, general way (``Record.data()``, which turns nodes and relationships into dicts)
+    and must come out the same: ``Graph`` pairs keys with values because our queries return plain
+    values, and a query that returns a node would fail here, in whichever test runs it."""
+    from engramdb.platform import graph as graph_module
+
+    fast = graph_module.row_dict
+
+    def checked(keys, record):  # noqa: ANN001, ANN202 (the driver's own types)
+        row = fast(keys, record)
+        assert row == record.data(), f"a query returned a graph entity, not plain values: {list(keys)}"
+        return row
+
+    graph_module.row_dict = checked
+    yield
+    graph_module.row_dict = fast

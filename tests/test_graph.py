@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from neo4j import Record
 from neo4j.exceptions import ClientError
 
 from engramdb.platform import cypher_files
@@ -94,6 +95,23 @@ def test_write_many_is_one_transaction(driver) -> None:
                       ("writers/set_document_status", {"rows": [{"id": "d", "status": {"bad": 1}, "error": None,
                                                                   "chunk_count": 0, "qa_count": 0}]})])  # fmt: skip
     assert g.read("traversals/get_documents", ids=["d"]) == []  # the first write was rolled back too
+
+
+def test_rows_come_back_as_plain_values_and_a_node_would_be_caught(driver) -> None:
+    """Named reads return nested lists as the driver decoded them, equal to ``Record.data()``; the
+    suite's check (conftest) flags a row holding a node, which only ``Record.data()`` turns into a dict."""
+    from engramdb.platform import graph as graph_module
+
+    g = Graph(driver, "rows-test")
+    g.write("writers/upsert_documents", rows=[document_row("d", "done")])
+    assert g.read("traversals/get_documents", ids=["d"])[0]["id"] == "d"
+    with driver.session() as session:
+        result = session.run("MATCH (d:Document {namespace: 'rows-test', id: 'd'}) RETURN d, [[1, 'a']] AS nested")
+        keys, record = result.keys(), result.single()
+    with pytest.raises(AssertionError, match="graph entity"):
+        graph_module.row_dict(keys, record)
+    plain = Record([("nested", record["nested"])])
+    assert graph_module.row_dict(["nested"], plain) == {"nested": [[1, "a"]]}
 
 
 def test_every_document_write_or_delete_changes_the_memory_version(driver) -> None:
