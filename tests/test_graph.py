@@ -106,7 +106,9 @@ def test_rows_come_back_as_plain_values_and_a_node_would_be_caught(driver) -> No
     g.write("writers/upsert_documents", rows=[document_row("d", "done")])
     assert g.read("traversals/get_documents", ids=["d"])[0]["id"] == "d"
     with driver.session() as session:
-        result = session.run("MATCH (d:Document {namespace: 'rows-test', id: 'd'}) RETURN d, [[1, 'a']] AS nested")
+        result = session.run(
+            "MATCH (d:Document {namespace: 'rows-test', id: 'd'}) RETURN d, [[1, 'a']] AS nested"
+        )
         keys, record = result.keys(), result.single()
     with pytest.raises(AssertionError, match="graph entity"):
         graph_module.row_dict(keys, record)
