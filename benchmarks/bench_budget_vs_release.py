@@ -1,7 +1,7 @@
 """Ask latency at a token budget against the code as it was before budgets existed, in one run.
 
     python benchmarks/bench_budget_vs_release.py [--baseline bcdf8c5] [--budget 256] [--rounds 2]
-                                                 [--limit 50] [--warmup 10] [--strategies a,b] [--out FILE]
+                                                 [--limit 50] [--warmup 50] [--strategies a,b] [--out FILE]
 
 Why a second benchmark beside ``bench_budget.py``: that one compares a budgeted
 ask with an unbudgeted one *of the same code*, so anything that speeds up both

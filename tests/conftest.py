@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -285,11 +286,13 @@ def rows_match_record_data() -> Iterator[None]:
     driver's slow, general way (``Record.data()``, which turns nodes and relationships into dicts)
     and must come out the same: ``Graph`` pairs keys with values because our queries return plain
     values, and a query that returns a node would fail here, in whichever test runs it."""
+    from neo4j import Record
+
     from engramdb.platform import graph as graph_module
 
     fast = graph_module.row_dict
 
-    def checked(keys, record):  # noqa: ANN001, ANN202 (the driver's own types)
+    def checked(keys: Sequence[str], record: Record) -> dict[str, Any]:
         row = fast(keys, record)
         assert row == record.data(), f"a query returned a graph entity, not plain values: {list(keys)}"
         return row
