@@ -28,7 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_support import REPO, SHARED, bench_settings, local_neo4j, median, percentile
+from bench_support import (
+    REPO,
+    SHARED,
+    bench_settings,
+    forget_question_vectors,
+    local_neo4j,
+    median,
+    percentile,
+)
 
 PACKAGE_FOLDERS = ("cypher", "ingestion", "platform", "retrieval")
 
@@ -48,16 +56,15 @@ def worker(args: argparse.Namespace) -> None:
         # each, the first strategy timed paid for Neo4j compiling the process's first queries (bm25
         # first: 2.46x its release; second: 1.15x, in runs minutes apart), and warming up on the
         # timed questions themselves would time cached question vectors.
+        warmups = [f"Who or what is {title}?" for title in warmup_titles(args.warmup)]
         for name in names:
-            for title in warmup_titles(args.warmup):
-                memory.ask(f"Who or what is {title}?", strategy=name, **options)
+            for question in warmups:
+                memory.ask(question, strategy=name, **options)
         for name in names:
             # Each strategy embeds the timed questions afresh: the embedder (one per process) keeps
             # recent question vectors, so bm25 timed after chain got chain's vectors for nothing
             # (6.6 ms against 13.5 ms timed first).
-            cached = getattr(memory.embedder, "_cache", None)
-            if cached is not None:
-                cached.clear()
+            forget_question_vectors(memory.embedder)
             times = []
             for item in questions:
                 started = time.perf_counter()

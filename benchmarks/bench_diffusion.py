@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_support import SHARED, bench_settings, local_neo4j, median, percentile
+from bench_support import SHARED, bench_settings, forget_question_vectors, local_neo4j, median, percentile
 from pydantic import SecretStr
 
 from engramdb.ingestion.documents import Document
@@ -210,15 +210,12 @@ def measure(
     # Both memories are asked the same 50 questions: without clearing it, the embedder's query cache
     # would hand the second measurement (and the timed pass after the warm-up) their vectors and
     # leave the embedding out of the latency.
-    query_cache = getattr(strategy.context.embedder, "_cache", None)
-    if query_cache is not None:
-        query_cache.clear()
+    forget_question_vectors(strategy.context.embedder)
     phase = first_ask(strategy, questions[0]["question"])
     snapshot, _ = strategy.snapshots.current(memory.graph, memory.vectors, memory.embedder.dim)
     phase["snapshot"] = snapshot_numbers(snapshot)
     phase["warmup_p50_ms"] = warm_up(strategy, questions, warmup)
-    if query_cache is not None:
-        query_cache.clear()
+    forget_question_vectors(strategy.context.embedder)
     phase.update(latency(strategy, questions, repeat))
     phase["load_average_1min_after"] = os.getloadavg()[0]
     print(
