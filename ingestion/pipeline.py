@@ -52,7 +52,7 @@ from engramdb.ingestion.writer import (
 )
 from engramdb.platform.embedders import Embedder
 from engramdb.platform.graph import Graph
-from engramdb.platform.resident_memory import trim_heap
+from engramdb.platform.resident_memory import return_large_blocks, trim_heap
 from engramdb.platform.storage import (
     CHUNK_COLLECTION,
     ENTITY_COLLECTION,
@@ -226,6 +226,7 @@ class Ingestor:
         ``failed_files`` (files of a folder that could not be read) become ``failed`` documents
         with their reason, unless memory already holds a good version of that file."""
         started = time.perf_counter()
+        return_large_blocks()  # a part's large buffers go back to the system when freed
         report = IngestReport(documents=len(documents) + len(failed_files))
         documents, failed_files = self._identify(documents, failed_files, report)
         self._record_failed_files(failed_files, report)

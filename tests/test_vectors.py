@@ -319,3 +319,42 @@ def test_trim_heap_returns_freed_heap_memory_to_the_system() -> None:
     before, after, trimmed = out.split()
     assert trimmed == "True"
     assert int(before) - int(after) >= 100, out
+
+
+_LARGE_BLOCKS = textwrap.dedent(
+    """
+    import sys
+    from engramdb.platform.resident_memory import return_large_blocks
+    def anon_mb():
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) // 1024 for l in f if l.startswith("RssAnon"))
+    if sys.argv[1] == "fixed":
+        assert return_large_blocks()
+    start = anon_mb()
+    first = bytearray(8 << 20)  # one large buffer freed: glibc's default raises its bar to its size
+    del first
+    blocks, kept = [], []
+    for _ in range(50):  # ~200 MB in 4 MB buffers, each followed by a smaller one that stays
+        blocks.append(bytearray(4 << 20))
+        kept.append(bytearray(64 << 10))
+    del blocks
+    print(anon_mb() - start)
+    """
+)
+
+
+@pytest.mark.skipif(
+    not (Path("/proc/self/status").exists() and _has_malloc_trim()), reason="needs Linux /proc and glibc"
+)
+def test_large_buffers_go_back_to_the_system_when_freed() -> None:
+    """Why an ingest calls return_large_blocks: by default, once one large buffer was freed, the
+    next ones of that size stay in the heap after they are freed; with the bar fixed they do not."""
+
+    def kept_mb(mode: str) -> int:
+        run = subprocess.run(
+            [sys.executable, "-c", _LARGE_BLOCKS, mode], capture_output=True, text=True, check=True
+        )
+        return int(run.stdout)
+
+    assert kept_mb("default") >= 150
+    assert kept_mb("fixed") <= 30
