@@ -105,9 +105,9 @@ def release_pages(folder: Path) -> int:
     returns the KB they held. The caller must hold whatever lock keeps the files' owner from
     unmapping them meanwhile (``madvise`` on a range unmapped and mapped again to something else
     would drop that instead)."""
-    if not sys.platform.startswith("linux"):
+    madvise = _c_function("madvise", ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    if madvise is None:
         return 0
-    madvise = _madvise()
     released = 0
     for m in mappings_under(folder):
         if m.releasable and m.resident_kb and madvise(m.start, m.end - m.start, MADV_DONTNEED) == 0:
@@ -118,12 +118,8 @@ def release_pages(folder: Path) -> int:
 def trim_heap() -> bool:
     """Return the C heap's free pages to the system (``malloc_trim(0)``, every arena); True when
     some were returned. A no-op where the C library has no ``malloc_trim`` (not glibc)."""
-    trim = getattr(_libc(), "malloc_trim", None) if sys.platform.startswith("linux") else None
-    if trim is None:
-        return False
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return bool(trim(0))
+    trim = _c_function("malloc_trim", ctypes.c_int, ctypes.c_size_t)
+    return trim is not None and bool(trim(0))
 
 
 def return_large_blocks(threshold: int = LARGE_BLOCK_BYTES) -> bool:
@@ -134,22 +130,24 @@ def return_large_blocks(threshold: int = LARGE_BLOCK_BYTES) -> bool:
     large buffers end up in the heap, where a part's peak sits on top of the last part's
     leftovers. The cost is a mapping per large block and a page fault per page of it: alternating
     runs of 1,000 passages took the same time with it and without (module docstring)."""
-    mallopt = getattr(_libc(), "mallopt", None) if sys.platform.startswith("linux") else None
-    if mallopt is None:
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return mallopt(M_MMAP_THRESHOLD, threshold) == 1
+    mallopt = _c_function("mallopt", ctypes.c_int, ctypes.c_int, ctypes.c_int)
+    return mallopt is not None and mallopt(M_MMAP_THRESHOLD, threshold) == 1
 
 
 @functools.cache
 def _libc() -> ctypes.CDLL:
-    """The C library, loaded once: the release and the trim run after every part of an ingest."""
+    """The C library, loaded once."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def _madvise() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
-    fn = _libc().madvise
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    fn.restype = ctypes.c_int
+@functools.cache
+def _c_function(name: str, restype: type, *argtypes: type) -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    """The C library's function ``name`` with its types set, once; None off Linux or where the
+    library lacks it (``malloc_trim`` and ``mallopt`` are glibc's)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    fn = getattr(_libc(), name, None)
+    if fn is not None:
+        fn.argtypes = list(argtypes)
+        fn.restype = restype
     return fn

@@ -295,18 +295,33 @@ def _has_malloc_trim() -> bool:
         return False
 
 
-@pytest.mark.skipif(
+needs_glibc = pytest.mark.skipif(
     not (Path("/proc/self/status").exists() and _has_malloc_trim()), reason="needs Linux /proc and glibc"
 )
+
+#: Prefix of the child processes below: their anonymous resident memory in MB.
+_ANON_MB = textwrap.dedent(
+    """
+    def anon_mb():
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) // 1024 for l in f if l.startswith("RssAnon"))
+    """
+)
+
+
+def _python(code: str, *args: str) -> str:
+    """What a fresh Python prints running ``code`` (after :data:`_ANON_MB`) with ``args``."""
+    run = [sys.executable, "-c", _ANON_MB + textwrap.dedent(code), *args]
+    return subprocess.run(run, capture_output=True, text=True, check=True).stdout
+
+
+@needs_glibc
 def test_trim_heap_returns_freed_heap_memory_to_the_system() -> None:
     """Blocks freed in the middle of the C heap stay in the process (a live block above them keeps
     the heap from shrinking) until the heap is trimmed."""
-    code = textwrap.dedent(
+    out = _python(
         """
         from engramdb.platform.resident_memory import trim_heap
-        def anon_mb():
-            with open("/proc/self/status") as f:
-                return next(int(l.split()[1]) // 1024 for l in f if l.startswith("RssAnon"))
         blocks = [bytearray(2048) for _ in range(100_000)]  # ~200 MB of malloc'd (not pymalloc) blocks
         keep = bytearray(2048)  # allocated last, above them
         del blocks
@@ -315,7 +330,6 @@ def test_trim_heap_returns_freed_heap_memory_to_the_system() -> None:
         print(before, anon_mb(), trimmed)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     before, after, trimmed = out.split()
     assert trimmed == "True"
     assert int(before) - int(after) >= 100, out
@@ -325,9 +339,6 @@ _LARGE_BLOCKS = textwrap.dedent(
     """
     import sys
     from engramdb.platform.resident_memory import return_large_blocks
-    def anon_mb():
-        with open("/proc/self/status") as f:
-            return next(int(l.split()[1]) // 1024 for l in f if l.startswith("RssAnon"))
     if sys.argv[1] == "fixed":
         assert return_large_blocks()
     start = anon_mb()
@@ -343,18 +354,10 @@ _LARGE_BLOCKS = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(
-    not (Path("/proc/self/status").exists() and _has_malloc_trim()), reason="needs Linux /proc and glibc"
-)
+@needs_glibc
 def test_large_buffers_go_back_to_the_system_when_freed() -> None:
     """Why an ingest calls return_large_blocks: by default, once one large buffer was freed, the
     next ones of that size stay in the heap after they are freed; with the bar fixed they do not."""
 
-    def kept_mb(mode: str) -> int:
-        run = subprocess.run(
-            [sys.executable, "-c", _LARGE_BLOCKS, mode], capture_output=True, text=True, check=True
-        )
-        return int(run.stdout)
-
-    assert kept_mb("default") >= 150
-    assert kept_mb("fixed") <= 30
+    assert int(_python(_LARGE_BLOCKS, "default")) >= 150
+    assert int(_python(_LARGE_BLOCKS, "fixed")) <= 30
