@@ -70,6 +70,10 @@ PIPELINE_VERSION = "4"
 #: Chunks written per graph transaction (and extracted and embedded per step): bounds the
 #: transaction's memory in Neo4j and this process's memory for documents of any length.
 DEFAULT_CHUNKS_PER_PART = 128
+#: Chunks whose verb phrases and QA edges one delete transaction removes (see
+#: ``Ingestor._delete_verb_phrases``): a quarter of a part, as Neo4j deletes a smaller transaction's
+#: records for less CPU each.
+PHRASE_DELETE_CHUNKS = 32
 #: First and longest pause between claims of documents another writer is ingesting.
 CLAIM_POLL_SECONDS = 0.5
 MAX_CLAIM_POLL_SECONDS = 5.0
@@ -556,8 +560,8 @@ class Ingestor:
         before the graph: if the process dies half-way, the document is still in the graph, pending,
         and deleting or ingesting it again finishes the job (were it still 'done', an ingest of the
         same file would skip it and its vectors would stay lost). The graph goes in bounded
-        transactions: first the verb phrases and QA edges of ``chunks_per_part`` chunks at a time,
-        two such transactions at once (most of a long document's graph; one at a time left a core
+        transactions: first the verb phrases and QA edges of ``PHRASE_DELETE_CHUNKS`` chunks at a
+        time, two such transactions at once (most of a long document's graph; one at a time left a core
         of Neo4j idle), then parts of ``chunks_per_part`` chunks with their mentions and orphaned
         entities, the Document node last. Entity vectors can only go after each part (the graph
         decides which entities are orphaned); a stale one is harmless, as reconciliation accepts
@@ -615,12 +619,15 @@ class Ingestor:
         return DeleteReport(doc_id, len(deleted), len(alive), cached, seconds, ended - started)
 
     def _delete_verb_phrases(self, chunk_ids: Sequence[str]) -> None:
-        """The verb phrases and QA edges of these chunks, ``chunks_per_part`` chunks per transaction,
-        two transactions at a time (see ``writers/delete_chunk_verb_phrases.cypher``). On a copy of
-        the 5 MB benchmark's memory, Neo4j restarted before each run: the graph's part of the
-        delete 25.2 / 26.6 s in one transaction per part of chunks, 20.6 / 19.8 s this way, 22.0 s
-        with one thread, 20.0 s with three."""
-        step = self.chunks_per_part
+        """The verb phrases and QA edges of these chunks, ``PHRASE_DELETE_CHUNKS`` chunks per
+        transaction (fewer when a part is smaller), two transactions at a time (see
+        ``writers/delete_chunk_verb_phrases.cypher``). Neo4j's cost per deleted record grows with
+        the transaction: on copies of the 5 MB benchmark's memory (146,370 verb phrases, 340,115 QA
+        edges), Neo4j restarted before each run, this step took 20.6-21.6 s and 31-34 s of Neo4j's
+        CPU in slices of 128 or 64 chunks, 16.1-17.0 s and 22-24 s in slices of 32 or 16. Earlier,
+        on such a copy: one transaction per part of 128 chunks 25.2 / 26.6 s, one thread 22.0 s,
+        three 20.0 s, two 20.6 / 19.8 s."""
+        step = min(self.chunks_per_part, PHRASE_DELETE_CHUNKS)
         slices = [list(chunk_ids[i : i + step]) for i in range(0, len(chunk_ids), step)]
 
         def delete(part: list[str]) -> None:

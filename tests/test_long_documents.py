@@ -19,6 +19,7 @@ import pytest
 
 from engramdb.ingestion.documents import Document, make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress
+from engramdb.ingestion.stages import gists as gists_stage
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.resident_memory import resident_kb
 
@@ -148,15 +149,22 @@ def test_crash_between_parts_leaves_pending_and_a_rerun_equals_a_clean_run(
     assert _stats(clean)["documents_done"] == 1
 
 
-def test_deleting_a_long_document_goes_in_parts_and_leaves_nothing(open_memory, long_document) -> None:
+def test_deleting_a_long_document_goes_in_parts_and_leaves_nothing(
+    open_memory, long_document, monkeypatch
+) -> None:
+    """Verb phrases go PART chunks per transaction and gists three per transaction here (a 5 MB
+    document's slices are 32 and 128 chunks): every slice is taken, the other document's memory stays."""
+    monkeypatch.setattr(gists_stage, "DELETE_SLICE", 3)
     memory = open_memory()
     ingestor = _ingestor(memory, PART)
     ingestor.ingest([long_document, make_document("Aldric Ashdown was born in Port Selwyn.", id="note")])
     before = memory.stats()
+    assert before["gists"] == before["chunks"] > 2 * 3
     report = ingestor.delete("chronicle")
     after = memory.stats()
     assert report is not None and report.deleted_entities > 0
-    assert after["documents"] == 1 and after["chunks"] == after["chunk_vectors"] == 1
+    assert after["documents"] == 1 and after["chunks"] == after["chunk_vectors"] == after["gists"] == 1
+    assert 0 < after["verb_phrases"] < before["verb_phrases"]
     assert after["qa_vectors"] == after["qa_pairs"] < before["qa_pairs"]
     assert after["entities"] == after["entity_vectors"] == before["entities"] - report.deleted_entities
     names = {r["name"] for r in memory.driver.execute_query(
