@@ -76,14 +76,20 @@ def open_memory(isolated_settings) -> Iterator:
         memory.close()
 
 
-def _ingestor(memory: Memory, chunks_per_part: int, **kwargs) -> Ingestor:
+def _ingestor(
+    memory: Memory,
+    chunks_per_part: int,
+    *,
+    entity_merge_threshold: float | None = None,
+    with_stages: bool = False,
+) -> Ingestor:
     """The memory's own ingestion set-up, with the part size under test; its memory stages (gists,
     clusters) only ``with_stages``, as they cost these tests' time where they test nothing."""
     base = memory.ingestor
+    threshold = base.entity_merge_threshold if entity_merge_threshold is None else entity_merge_threshold
     return Ingestor(
         memory.graph, memory.vectors, memory.embedder, base.extractor, chunks_per_part=chunks_per_part,
-        entity_merge_threshold=kwargs.get("entity_merge_threshold", base.entity_merge_threshold),
-        stages=base.stages if kwargs.get("with_stages") else (),
+        entity_merge_threshold=threshold, stages=base.stages if with_stages else (),
     )  # fmt: skip
 
 
