@@ -318,7 +318,8 @@ class _OfflineModel:
 class OfflineEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on the CPU; 384-d; no key, no network, no torch.
 
-    The model loads on first use (about 0.3 s); one instance may be shared by
+    The model loads on first use (about 0.2 s; the first load on a machine also
+    builds the derived graph, about 2 s); one instance may be shared by
     threads. Up to ``batch_size`` texts (and ``batch_tokens`` padded tokens) run
     together, grouped by token length to limit padding; neither padding nor a
     text's batch changes its vector. With ``fused`` (the default) it runs the
