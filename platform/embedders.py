@@ -276,6 +276,8 @@ class _OfflineModel:
         options.log_severity_level = 3
         #: The graph run: the packaged one, or its faster derivation (``embedder_graph``).
         self.graph_path = onnx_path
+        #: Why the packaged graph runs although the derived one was asked for (None: it was not, or it runs).
+        self.fallback: str | None = None
         self.session = None
         if graph_cache is not None:
             config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
@@ -285,7 +287,8 @@ class _OfflineModel:
                 self.session = ort.InferenceSession(str(fused), options, providers=["CPUExecutionProvider"])
                 self.graph_path = fused
             except Exception as exc:  # noqa: BLE001 - a speed-up only: whatever fails, the packaged graph runs
-                log.warning("offline embedder: running the packaged graph (%s: %s)", type(exc).__name__, exc)
+                self.fallback = f"{type(exc).__name__}: {exc}"
+                log.warning("offline embedder: running the packaged graph (%s)", self.fallback)
                 if fused is not None:  # built, yet unreadable: the next load builds it again
                     fused.unlink(missing_ok=True)
         if self.session is None:
@@ -387,6 +390,16 @@ class OfflineEmbedder:
                         )
                     self._model = model
         return model
+
+    def graph_status(self) -> str:
+        """Which model graph runs, and why the packaged one when the derived one was asked for (for
+        ``engramdb doctor``; loads the model)."""
+        model = self._get_model()
+        if model.fallback:
+            return f"packaged graph, the fused one failed ({model.fallback}); same vectors, slower"
+        if self.graph_cache is None:
+            return f"packaged graph (fused=False): {model.graph_path}"
+        return f"fused graph: {model.graph_path}"
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens each text is embedded from (with [CLS]/[SEP], after truncation)."""

@@ -83,6 +83,8 @@ def test_a_rewrite_that_disagrees_is_not_used(tmp_path, monkeypatch, caplog):
         embedder = OfflineEmbedder(graph_cache=tmp_path).load()
     assert embedder._model.graph_path.name == "model.onnx"
     assert "running the packaged graph" in caplog.text and "disagrees" in caplog.text
+    status = embedder.graph_status()  # what `engramdb doctor` shows
+    assert status.startswith("packaged graph, the fused one failed (FusionError: ") and "disagrees" in status
     assert list(tmp_path.iterdir()) == []  # nothing half-built is left behind
     assert np.isclose(np.linalg.norm(embedder.embed_query("still embeds")), 1.0)
 
@@ -97,3 +99,18 @@ def test_an_unreadable_cached_graph_is_removed_and_the_packaged_graph_runs(fused
     rebuilt = OfflineEmbedder(graph_cache=tmp_path).load()
     assert rebuilt._model.graph_path == bad
     assert float(rebuilt.embed_query(TEXTS[0]) @ fused.embed_query(TEXTS[0])) >= 0.999999
+
+
+def test_graph_status_and_the_doctor_say_which_graph_runs(fused, cache):
+    from engramdb.platform.interfaces import doctor
+
+    assert fused.graph_status() == f"fused graph: {fused._model.graph_path}"
+    assert OfflineEmbedder(fused=False).graph_status().startswith("packaged graph (fused=False): ")
+    check = next(c for c in doctor.run_checks(_settings(cache)) if c.name == "Offline embedder graph")
+    assert check.ok and check.detail.startswith("fused graph: ")  # the user's own cache folder
+
+
+def _settings(tmp: Path):
+    from engramdb.platform.config import Settings
+
+    return Settings(home=tmp / "home")

