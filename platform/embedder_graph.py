@@ -19,7 +19,6 @@ once never read half a file.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
@@ -43,13 +42,12 @@ class FusionError(RuntimeError):
     """The packaged graph could not be rewritten, or the rewrite computes something else."""
 
 
-def fused_graph(source: Path, num_heads: int, cache_root: Path, digest: str | None = None) -> Path:
+def fused_graph(source: Path, num_heads: int, cache_root: Path, digest: str) -> Path:
     """The derived graph of ``source`` (built and checked on first use, then read from the cache);
-    ``digest``: the source's sha256 when the caller has it already."""
+    ``digest``: the source's sha256, which the embedder computes anyway to check the package."""
     import onnxruntime as ort
 
-    digest = (digest or hashlib.sha256(source.read_bytes()).hexdigest())[:16]
-    target = cache_root / f"{source.stem}-{digest}-ort{ort.__version__}-fused{REWRITE_VERSION}.onnx"
+    target = cache_root / f"{source.stem}-{digest[:16]}-ort{ort.__version__}-fused{REWRITE_VERSION}.onnx"
     if target.is_file():
         return target
     cache_root.mkdir(parents=True, exist_ok=True)
