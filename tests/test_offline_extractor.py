@@ -1147,3 +1147,52 @@ def test_a_caused_event_ties_its_causer_to_the_event(extractor: OfflineExtractor
         extractor.extract(ChunkText("The Tenth Charter allowed women to vote in 1921.", "Tenth Charter"))
     )
     assert law["When did Tenth Charter allow women to vote?"] == {"1921"}
+
+
+def test_a_kind_of_place_named_through_of_is_asked_by_its_kind(extractor: OfflineExtractor) -> None:
+    """In "the island of Tahiti" the name is the object, the kind noun what the question asks for."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Faaone is a commune located on the island of Tahiti. Its administrative centre is the town "
+                "of Taravao. The district encompasses the cities of Hitiaa and Tiarei.",
+                "Faaone",
+            )
+        )
+    )
+    assert qas["What island is Faaone located on?"] == {"Tahiti"}
+    assert not [q for q in qas if q.endswith("the island of?")]
+    assert qas["What is the administrative centre of Faaone?"] == {"Taravao"}
+    assert {"Hitiaa", "Tiarei"} <= set().union(*(a for q, a in qas.items() if q.startswith("What city does")))
+    # an "of" phrase after a kind noun that is no place name stays a noun on the way
+    other = qa_map(
+        extractor.extract(ChunkText("Lena Holm moved to the state of the art studio in 1990.", "Lena Holm"))
+    )
+    assert not [q for q in other if q.startswith("What state")]
+
+
+def test_a_participle_after_a_place_phrase_describes_the_thing_not_the_place(
+    extractor: OfflineExtractor,
+) -> None:
+    """In "a house in Kirkwood, Missouri designed by Y" the parser hangs "designed" on the last place."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText(
+                "The Hale House is a house in Oak Park, Illinois designed by architect Walter Burley Griffin. "
+                "The Hale Chapel is a chapel in the village of Riverside built in 1874.",
+                "Hale House",
+            )
+        )
+    )
+    assert qas["Who designed Hale House?"] == {"Walter Burley Griffin"}
+    assert not [q for q in qas if "designed Illinois" in q or "designed Oak Park" in q]
+    assert qas["When was Hale Chapel built?"] == {"1874"}
+
+
+def test_a_participle_the_tagger_read_as_a_past_tense_is_passive(extractor: OfflineExtractor) -> None:
+    """In "a village in Poland founded in 1300" an "acl" tagged VBD is a participle of the noun."""
+    qas = qa_map(
+        extractor.extract(ChunkText("Sankt Olof is a village in Poland founded in 1300.", "Sankt Olof"))
+    )
+    assert qas["When was Sankt Olof founded?"] == {"1300"}
+    assert qas["What was founded in 1300?"] == {"Sankt Olof"}

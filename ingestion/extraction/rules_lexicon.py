@@ -263,6 +263,14 @@ ASPECT_NOUNS = frozenset(
     "architecture media healthcare wildlife geology topography administration".split()
 )
 
+# Kinds of place whose name an "of" phrase gives ("the city of Wichita", "the U.S. state of Kansas"):
+# the noun only introduces the name, so the name is the object and the noun the kind a question asks for.
+NAMING_PLACE_NOUNS = frozenset(
+    "city town village state province county island region kingdom republic country borough "
+    "municipality territory district parish commune hamlet settlement prefecture canton emirate "
+    "duchy principality".split()
+)
+
 # Compass directions as the parser tags them in "north of X" (an adverb with an "of" phrase).
 DIRECTIONS = frozenset(
     "north south east west northeast northwest southeast southwest north-east north-west south-east "

@@ -27,6 +27,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     DIRECTIONS,
     MEASURE_NOUNS,
     MONTHS_AND_SEASONS,
+    NAMING_PLACE_NOUNS,
     NOUN_TYPES,
     RELATIVE_PRONOUNS,
     country_of_demonym,
@@ -86,6 +87,7 @@ class _Path:
     via_prep: bool = False  # the path starts at a preposition of the predicate
     noun: Token | None = None  # the describing noun on the path, if any
     count_noun: Token | None = None  # "1,200 stores": the counted noun
+    kind: str | None = None  # "the island of Tahiti": the kind of place that introduced the name
 
 
 class RelationRules:
@@ -99,6 +101,7 @@ class RelationRules:
 
     # ------------------------------------------------------------------ entry
     def run(self) -> list[Fact]:
+        _retag_participles(self.doc)
         self._place_chains()
         for tok in self.doc:
             self._shared_place(tok)
@@ -454,6 +457,36 @@ class RelationRules:
                 return subj
         return None
 
+    def _located_noun(self, participle: Token) -> Token | None:
+        """``a house in Kirkwood, Missouri designed by Y``: the parser hangs a participle after a place
+        phrase on the last place named, but a place that says where a thing is is not what the
+        participle goes on to describe: the thing is. Returns the noun the place phrase hangs on
+        (the house), or None when the participle's head is no such place."""
+        if participle.tag_ != "VBN" or participle.lemma_ in _ALIAS_VERBS:
+            return None
+        tok = participle.head
+        key = self.t.key_at(tok)
+        if key is None and self._named_by_kind(tok):
+            key = "kind"  # "in the village of Riverside built in 1874", hung on the kind noun
+        elif key is None or self.t.get(key).type != "PLACE":
+            return None
+        # "Kirkwood, Missouri": back along the chain of places to the first one
+        for _hop in range(0 if key == "kind" else 3):
+            before = (
+                self.t.key_at(self.doc[tok.i - 2]) if tok.i >= 2 and self.doc[tok.i - 1].text == "," else None
+            )
+            if before is None or self.t.get(before).type != "PLACE":
+                break
+            tok = self.doc[tok.i - 2]
+            while tok.head is not tok and self.t.key_at(tok.head) == before:
+                tok = tok.head  # the mention's own head word
+        prep = tok.head
+        if tok.dep_ == "pobj" and prep.lower_ == "of" and self._named_by_kind(prep.head):
+            tok, prep = prep.head, prep.head.head  # "in the town of Kirkwood": the town's phrase
+        if tok.dep_ != "pobj" or prep.lower_ not in ABSORBED_PREPS or prep.head.pos_ != "NOUN":
+            return None
+        return None if self.t.key_at(prep.head) else prep.head
+
     def _possessor(self, poss: Token) -> str | None:
         """The entity a possessive names: "X's", or what "his"/"its"/"whose" stands for."""
         return self.t.key_at(poss) or (
@@ -492,7 +525,8 @@ class RelationRules:
                 # "directed by X, written by Y": the second participle modifies what the first does
                 subj, _p = self.subject(governor, depth + 1)
                 return subj, verb.tag_ == "VBN"
-            return self.resolve(verb.head, depth + 1), verb.tag_ == "VBN"
+            located = self._located_noun(verb)
+            return self.resolve(located or verb.head, depth + 1), verb.tag_ == "VBN"
         if verb.dep_ == "advcl" and verb.tag_ in {"VBN", "VBG"} and verb.head.pos_ in {"VERB", "AUX"}:
             subj, _p = self.subject(verb.head, depth + 1)
             return subj, verb.tag_ == "VBN"
@@ -542,6 +576,11 @@ class RelationRules:
                 continue
             if not nominal(member) or depth >= 2:
                 continue
+            if named_by_kind := self._named_by_kind(member):
+                kind, places = named_by_kind
+                self._take_kind(kind, places)
+                out.extend(_Path(list(prefix), key, tok, kind=kind) for key, tok in places)
+                continue
             named = next(
                 (
                     self.t.key_at(c)
@@ -584,6 +623,44 @@ class RelationRules:
                         p.noun = p.noun or member
                         out.append(p)
         return out
+
+    def _named_by_kind(self, noun: Token) -> tuple[str, list[tuple[str, Token]]] | None:
+        """``the city of Wichita`` / ``the U.S. state of Kansas`` / ``the cities of Midland and Odessa``:
+        a kind of place whose "of" phrase gives its name says no more than the name does, so the
+        name is the object ("X encompasses Wichita") and the kind what a question asks for ("What
+        city does X encompass?"), not a noun on the way ("What does X encompass the city of?").
+        Only a definite kind noun with nothing but modifiers and the one "of" phrase."""
+        kind = _singular(noun.lower_) if noun.tag_ == "NNS" else noun.lower_
+        if noun.pos_ != "NOUN" or kind not in NAMING_PLACE_NOUNS or self.t.key_at(noun):
+            return None
+        if not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children):
+            return None
+        # a participle or clause after the name is the thing's, not the kind's (see _located_noun)
+        later = [
+            c for c in noun.children if c.i > noun.i and c.dep_ not in {"punct", "cc", "conj", "acl", "relcl"}
+        ]
+        if len(later) != 1 or later[0].dep_ != "prep" or later[0].lower_ != "of":
+            return None
+        if any(c.dep_ not in {"det", "amod", "compound", "punct"} for c in noun.children if c.i < noun.i):
+            return None
+        pobj = _pobj(later[0])
+        if pobj is None:
+            return None
+        places: list[tuple[str, Token]] = []
+        for member in coordinated(pobj):
+            key = self.t.key_at(member)
+            if key is not None and self.t.get(key).type in {"PERSON", "DATE", "NUMBER", "NORP"}:
+                return None  # "the state of Washington" read as a person: no safe place
+            if key is not None:
+                places.append((key, member))
+        return (kind, places) if places else None
+
+    def _take_kind(self, kind: str, places: list[tuple[str, Token]]) -> None:
+        """Places named through a kind noun are places of that kind, whatever the NER said."""
+        for key, _tok in places:
+            rec = self.t.get(key)
+            rec.type = "PLACE"
+            rec.add_role(kind, [])
 
     def _direction_paths(self, adverb: Token, prefix: list[str], depth: int) -> list[_Path]:
         """``lies north of Y`` / ``a village 5 km south of Y``: the place a direction is taken from.
@@ -1027,7 +1104,7 @@ class RelationRules:
             o = self.t.get(first.key)
             others = [ph for j, ph in enumerate(phrases) if j != i]
             asked = [*([subj] if subj else []), *(k for j, ks in enumerate(keys) if j != i for k in ks)]
-            wh, absorbed = _wh_object(o.type, first.words, first.noun is not None)
+            wh, absorbed = _wh_path(o.type, first)
             if first.words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
                 wh = "What"
             tail = first.words[cut:-1] if absorbed else first.words[cut:]
@@ -1064,7 +1141,13 @@ class RelationRules:
         ):
             return None  # a capitalised office without a name ("The current Senator") is described too
         measure = subj_tok.lemma_.lower() in MEASURE_NOUNS
-        keys = [k for t in coordinated(attr) if (k := self._value(t, measure))]
+        keys = []
+        for t in coordinated(attr):  # "Its administrative center is the city of Khabarovsk": the city
+            if key := self._value(t, measure):
+                keys.append(key)
+            elif named := self._named_by_kind(t):
+                self._take_kind(*named)
+                keys.extend(k for k, _tok in named[1])
         keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
         if not keys:
             return None
@@ -1281,7 +1364,7 @@ class RelationRules:
             )
             return
         # question whose answer is the object
-        wh, absorbed = _wh_object(o.type, words, path.noun is not None)
+        wh, absorbed = _wh_path(o.type, path)
         if words == ["as"] and vg.pred is not None and vg.pred.lemma_ in _ALIAS_VERBS:
             wh = "What"  # "What is X known as?"
         tail = words[:-1] if absorbed else words
@@ -1290,7 +1373,8 @@ class RelationRules:
         else:
             q_obj = f"{wh} {vg.inverted(s.name, [*ctx_words, *tail])}?"
         # question whose answer is the subject
-        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words])} {o.name}?"
+        kind_words = ["the", path.kind, "of"] if path.kind else []  # "located on the island of Tahiti"
+        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words, *kind_words])} {o.name}?"
         vp = _join([vg.surface, *ctx_words, *words])
         questions = [
             Question(q_obj, [subj, *ctx_keys], [path.key]),
@@ -1568,8 +1652,10 @@ class VerbGroup:
         self.tag = pred.tag_
         if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in _NONFINITE_DEPS:
             root = pred.sent.root
-            past = root.tag_ in {"VBD"} or any(
-                c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"}
+            past = (
+                root.tag_ in {"VBD"}
+                or any(c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"})
+                or _dated(pred)  # "a church built in 1850" in a present sentence: a past event
             )
             if pred.tag_ == "VBN" and passive:
                 self.aux = ["was" if past else "is"]
@@ -1878,6 +1964,32 @@ def _participle_as_past(verb: Token) -> bool:
     )
 
 
+def _retag_participles(doc: Doc) -> None:
+    """``a church built in 1850``: the small tagger often reads a participle that modifies a noun as a
+    past tense (an "acl" tagged VBD). A verb hung on a noun without a subject of its own is a
+    participle; where its past and participle share a form ("built", "founded"), it is retagged
+    VBN so that every rule reads it as the passive it is."""
+    for tok in doc:
+        if (
+            tok.dep_ == "acl"
+            and tok.tag_ == "VBD"
+            and participle_of_past(tok.lower_) == tok.lower_
+            and not any(c.dep_ in _SUBJ for c in tok.children)
+        ):
+            tok.tag_ = "VBN"
+
+
+def _dated(verb: Token) -> bool:
+    """Whether a preposition of ``verb`` names a date ("built in 1850", "founded on 4 May 1921")."""
+    return any(
+        g.ent_type_ == "DATE"
+        for c in verb.children
+        if c.dep_ == "prep"
+        for g in c.subtree
+        if g.dep_ == "pobj"
+    )
+
+
 def _has_agent(verb: Token) -> bool:
     """Whether ``verb`` has a "by" agent: a passive participle ("directed by X")."""
     return any(c.dep_ == "agent" for c in verb.children)
@@ -1897,6 +2009,14 @@ def _wh_object(etype: str, words: list[str], via_noun: bool) -> tuple[str, bool]
     if etype == "PERSON":
         return "Who", False
     return "What", False
+
+
+def _wh_path(etype: str, path: _Path) -> tuple[str, bool]:
+    """The wh-phrase asking for a path's entity: its kind when a kind noun introduced it ("What
+    island"), else as :func:`_wh_object` words it."""
+    if path.kind:
+        return f"What {path.kind}", False
+    return _wh_object(etype, path.words, path.noun is not None)
 
 
 def _prep_child(tok: Token, word: str) -> Token | None:
