@@ -1196,3 +1196,11 @@ def test_a_participle_the_tagger_read_as_a_past_tense_is_passive(extractor: Offl
     )
     assert qas["When was Sankt Olof founded?"] == {"1300"}
     assert qas["What was founded in 1300?"] == {"Sankt Olof"}
+
+
+def test_a_numbered_division_read_whole_as_a_name_lies_in_its_owner(extractor: OfflineExtractor) -> None:
+    """The title "Iowa's 3rd congressional district" is one name to the NER; it still lies in Iowa."""
+    text = "Iowa's 3rd Congressional District has been represented by Democrat Cindy Axne since 2019."
+    qas = qa_map(extractor.extract(ChunkText(text, "Iowa's 3rd congressional district")))
+    assert qas["What state is Iowa's 3rd congressional district in?"] == {"Iowa"}
+    assert "Iowa's 3rd congressional district" in qas["What place is located in Iowa?"]

@@ -298,11 +298,12 @@ class EntityTable:
         words (not the owner's) mention it, and it lies in the owner.
         """
         for noun in self.doc:
-            if (
-                noun.pos_ != "NOUN"
-                or noun.i in self.token_key
-                or NOUN_TYPES.get(noun.lemma_.lower()) != "PLACE"
-            ):
+            if NOUN_TYPES.get(noun.lemma_.lower()) != "PLACE" or noun.pos_ not in {"NOUN", "PROPN"}:
+                continue
+            if noun.i in self.token_key:
+                self._named_division(noun)
+                continue
+            if noun.pos_ != "NOUN":
                 continue
             ordinal = next(
                 (
@@ -334,6 +335,27 @@ class EntityTable:
             for i in range(ordinal.i, noun.i + 1):
                 self.token_key[i] = key
             self.mention_spans.append((ordinal.i, noun.i + 1, key))
+            self.divisions.append((key, owner))
+
+    def _named_division(self, noun: Token) -> None:
+        """``Missouri's 5th Congressional District`` read whole as a name (the NER's, or the title's): it
+        still lies in the place its possessive names, which becomes an entity of its own."""
+        key = self.token_key[noun.i]
+        span = next(((s, e) for s, e, k in self.mention_spans if k == key and s <= noun.i < e), None)
+        poss = next((c for c in noun.children if c.dep_ == "poss" and c.i < noun.i), None)
+        ordinal = any(c.i < noun.i and _ORDINAL.match(c.text) for c in noun.children)
+        if span is None or poss is None or not ordinal or self.records[key].type not in {"PLACE", "THING"}:
+            return
+        owner = self.token_key.get(poss.i)
+        if owner == key:  # the owner's name is inside the division's: "Missouri" alone is a place
+            words = [t for t in poss.subtree if t.dep_ != "case"]
+            if not all(t.text[:1].isupper() for t in words):
+                return
+            owner = self.add_entity(" ".join(t.text for t in words), "PLACE", words[0].i)
+        if owner is None or owner == key or self.records[owner].type != "PLACE":
+            return
+        self.records[key].type = "PLACE"
+        if (key, owner) not in self.divisions:
             self.divisions.append((key, owner))
 
     # ----------------------------------------------------------------- lookups
