@@ -1204,3 +1204,19 @@ def test_a_numbered_division_read_whole_as_a_name_lies_in_its_owner(extractor: O
     qas = qa_map(extractor.extract(ChunkText(text, "Iowa's 3rd congressional district")))
     assert qas["What state is Iowa's 3rd congressional district in?"] == {"Iowa"}
     assert "Iowa's 3rd congressional district" in qas["What place is located in Iowa?"]
+
+
+def test_a_nationality_glued_to_a_one_word_place_is_part_of_its_name(extractor: OfflineExtractor) -> None:
+    """The NER splits "French Guiana" into a nationality and a name; it is one place, not France's."""
+    qas = qa_map(extractor.extract(ChunkText("Cayenne is the capital of French Guiana.", "Cayenne")))
+    assert qas["What is Cayenne the capital of?"] == {"French Guiana"}
+    assert not [q for q in qas if "Guiana from" in q]
+    # after an article the adjective stays apart: "the Russian Vostok Station" is Russia's
+    station = qa_map(
+        extractor.extract(
+            ChunkText("Snow fell at the Russian Vostok Station in Antarctica.", "Vostok Station")
+        )
+    )
+    assert station.get(
+        "What country is Vostok Station from?", station.get("What country is Russian Vostok Station from?")
+    ) == {"Russia"}

@@ -29,6 +29,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     THING_PRONOUNS,
     country_of_demonym,
     party_of_adjective,
+    place_kind,
 )
 
 _QUOTES = "\"'“”‘’`"
@@ -637,8 +638,27 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
             if joined:
                 out[-1] = (p_start, end, etype)
                 continue
+        if out and _demonym_place(doc, out[-1], (start, end, etype)):
+            out[-1] = (out[-1][0], end, "PLACE")
+            continue
         out.append((start, end, etype))
     return out
+
+
+def _demonym_place(doc: Doc, first: tuple[int, int, str], second: tuple[int, int, str]) -> bool:
+    """``French Polynesia`` / ``French Guiana`` / ``American Samoa``: the NER reads a one-word place
+    after a nationality adjective as a nationality and a place (or a person), but an adjective
+    glued to a one-word name is part of the name. Not after an article ("the Russian Vostok
+    Station" names the station without it), nor before a country or state ("American Texas")."""
+    (f_start, f_end, f_type), (s_start, s_end, s_type) = first, second
+    if f_type != "NORP" or f_end != s_start or f_end - f_start != 1 or s_end - s_start != 1:
+        return False
+    adjective, name = doc[f_start], doc[s_start]
+    if s_type not in {"PLACE", "PERSON", "THING"} or adjective.head.i != name.i or name.pos_ != "PROPN":
+        return False
+    if f_start > 0 and doc[f_start - 1].lower_ in {"the", "a", "an"}:
+        return False
+    return country_of_demonym(adjective.text) is not None and place_kind(name.text) is None
 
 
 _QUOTED_RE = re.compile(r'"([A-Z0-9][^"]{0,80}?)"|“([A-Z0-9][^”]{0,80}?)”')
