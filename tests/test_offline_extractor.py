@@ -1220,3 +1220,10 @@ def test_a_nationality_glued_to_a_one_word_place_is_part_of_its_name(extractor: 
     assert station.get(
         "What country is Vostok Station from?", station.get("What country is Russian Vostok Station from?")
     ) == {"Russia"}
+
+
+def test_a_participle_on_a_stated_value_gives_its_context(extractor: OfflineExtractor) -> None:
+    """In "is 44.1 °C, recorded in July 1998" the date names the owner's value too."""
+    text = "The highest temperature ever recorded in Lindau is 44.1 °C (111.4 °F), recorded in July 1998."
+    qas = qa_map(extractor.extract(ChunkText(text, "Lindau")))
+    assert qas["When is the highest temperature of Lindau 44.1 °C?"] == {"July 1998"}

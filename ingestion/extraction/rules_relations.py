@@ -1225,7 +1225,13 @@ class RelationRules:
         phrase counts too: "The average high temperature in July", "The average January high
         temperature" (as "in January")."""
         amounts = {k for k in taken if self.t.get(k).type == "NUMBER"}
-        heads = [pred, *(t for m in coordinated(attr) for t in m.subtree if self.t.key_at(t) in amounts)]
+        values = [t for m in coordinated(attr) for t in m.subtree if self.t.key_at(t) in amounts]
+        # "is 47.2 °C, recorded in June 2015": a participle on the value says when or where it held
+        heads = [
+            pred,
+            *values,
+            *(c for v in values for c in v.children if c.dep_ == "acl" and c.tag_ == "VBN"),
+        ]
         out: list[tuple[str, list[str]]] = []
         if measure is not None:
             heads.append(measure)
