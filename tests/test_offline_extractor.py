@@ -1227,3 +1227,24 @@ def test_a_participle_on_a_stated_value_gives_its_context(extractor: OfflineExtr
     text = "The highest temperature ever recorded in Lindau is 44.1 °C (111.4 °F), recorded in July 1998."
     qas = qa_map(extractor.extract(ChunkText(text, "Lindau")))
     assert qas["When is the highest temperature of Lindau 44.1 °C?"] == {"July 1998"}
+
+
+def test_a_place_chain_followed_by_and_a_verb_is_a_nesting_not_a_list(extractor: OfflineExtractor) -> None:
+    """A comma chain that goes on with "and" and a verb is still one place in another; with "and"
+    and a name (after "the" too) it is a list."""
+    nested = qa_map(
+        extractor.extract(
+            ChunkText("Ann Lee was born in Far Hills, Ohio, and was named after her aunt.", "Ann Lee")
+        )
+    )
+    assert nested["What state is Far Hills in?"] == {"Ohio"}
+    listed = qa_map(
+        extractor.extract(
+            ChunkText(
+                "The army attacked bases in Hawaii, Wake Island, Guam and the Philippines.", "Pacific War"
+            )
+        )
+    )
+    assert not [
+        q for q in listed if q.startswith(("Where is Hawaii", "Where is Wake Island", "Where is Guam"))
+    ]

@@ -216,10 +216,19 @@ class RelationRules:
         return key if key and self.t.get(key).type == "PLACE" else None
 
     def _listed(self, end: int) -> bool:
-        """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and": a list, not a nesting."""
+        """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and" and another name: a
+        list, not a nesting ("born in Far West, Missouri, and was named ..." goes on with a verb)."""
         words = [t.lower_ for t in self.doc[end : end + 2]]
-        return bool(words) and (
-            words[0] in {"and", "or"} or words[:1] == [","] and words[1:] in (["and"], ["or"])
+        if words[:1] in (["and"], ["or"]):
+            after = end + 1
+        elif words[:1] == [","] and words[1:] in (["and"], ["or"]):
+            after = end + 2
+        else:
+            return False
+        if after < len(self.doc) and self.doc[after].lower_ == "the":  # "and the Philippines"
+            after += 1
+        return after < len(self.doc) and (
+            self.t.key_at(self.doc[after]) is not None or self.doc[after].pos_ == "PROPN"
         )
 
     def _same_kinds(self, chain: list[tuple[int, int, str]]) -> bool:
