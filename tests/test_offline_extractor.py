@@ -1248,3 +1248,20 @@ def test_a_place_chain_followed_by_and_a_verb_is_a_nesting_not_a_list(extractor:
     assert not [
         q for q in listed if q.startswith(("Where is Hawaii", "Where is Wake Island", "Where is Guam"))
     ]
+
+
+def test_a_second_sporting_event_and_an_untyped_place_after_a_place(extractor: OfflineExtractor) -> None:
+    """In "the long jump and triple jump" both are events; "the village of Rude in Zealand": a name
+    the NER left untyped after a place is where the place lies."""
+    sport = qa_map(
+        extractor.extract(
+            ChunkText("Tom Berg is an athlete who specializes in the long jump and triple jump.", "Tom Berg")
+        )
+    )
+    assert sport["What does Tom Berg specialize in?"] == {"long jump", "triple jump"}
+    place = qa_map(
+        extractor.extract(
+            ChunkText("He later settled in the small village of Rude in southern Zealand.", "Ole Dam")
+        )
+    )
+    assert place["Where is Rude located?"] == {"Zealand"}

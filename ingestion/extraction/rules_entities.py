@@ -908,7 +908,10 @@ def _kind_phrases(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int
             continue
         lemma = noun.lemma_.lower()
         climate = lemma == "climate" and noun.dep_ == "dobj" and noun.head.lemma_ == "have"
-        sport = lemma in SPORT_EVENT_HEADS and noun.dep_ == "pobj" and noun.head.lower_ == "in"
+        first = noun
+        while first.dep_ == "conj" and first.head.i < first.i:  # "in the long jump and triple jump"
+            first = first.head
+        sport = lemma in SPORT_EVENT_HEADS and first.dep_ == "pobj" and first.head.lower_ == "in"
         if not climate and not sport:
             continue
         start = _modifiers_start(noun)

@@ -426,7 +426,12 @@ class RelationRules:
                 continue
             for pobj in prep.children:
                 place = self.t.key_at(pobj) if pobj.dep_ == "pobj" else None
-                if place and place != key and self.t.get(place).type == "PLACE":
+                if not place or place == key:
+                    continue
+                rec = self.t.get(place)
+                if rec.type == "THING" and self.t.get(key).type == "PLACE" and pobj.pos_ == "PROPN":
+                    rec.type = "PLACE"  # "the village of Rude in southern Zealand": a name no NER typed
+                if rec.type == "PLACE":
                     self.facts.append(located_fact(self.t, key, place, what="What"))
 
     @staticmethod
