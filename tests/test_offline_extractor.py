@@ -1169,6 +1169,14 @@ def test_a_kind_of_place_named_through_of_is_asked_by_its_kind(extractor: Offlin
         extractor.extract(ChunkText("Lena Holm moved to the state of the art studio in 1990.", "Lena Holm"))
     )
     assert not [q for q in other if q.startswith("What state")]
+    # the places written with the name still answer: "the region of Auvergne, France"
+    ruler = qa_map(
+        extractor.extract(
+            ChunkText("Guy Blanc was a ruler of Vichy in the region of Auvergne, France.", "Guy Blanc")
+        )
+    )
+    assert ruler["What region was Guy Blanc a ruler in?"] == {"Auvergne"}
+    assert "France" in set().union(*ruler.values())
 
 
 def test_a_participle_after_a_place_phrase_describes_the_thing_not_the_place(
@@ -1207,10 +1215,17 @@ def test_a_numbered_division_read_whole_as_a_name_lies_in_its_owner(extractor: O
 
 
 def test_a_nationality_glued_to_a_one_word_place_is_part_of_its_name(extractor: OfflineExtractor) -> None:
-    """The NER splits "French Guiana" into a nationality and a name; it is one place, not France's."""
-    qas = qa_map(extractor.extract(ChunkText("Cayenne is the capital of French Guiana.", "Cayenne")))
-    assert qas["What is Cayenne the capital of?"] == {"French Guiana"}
-    assert not [q for q in qas if "Guiana from" in q]
+    """The NER splits "French Polynesia" into a nationality and a place; it is one place, not France's."""
+    qas = qa_map(extractor.extract(ChunkText("Papeete is the capital of French Polynesia.", "Papeete")))
+    assert qas["What is Papeete the capital of?"] == {"French Polynesia"}
+    assert not [q for q in qas if "Polynesia from" in q]
+    # a title after the adjective is no place: "the first Ottoman Sultan" stays a person's title
+    sultan = qa_map(
+        extractor.extract(
+            ChunkText("He was the first Ottoman Sultan to travel to Western Europe.", "Abdulaziz")
+        )
+    )
+    assert not [a for a in sultan.values() if "Ottoman Sultan" in a]
     # after an article the adjective stays apart: "the Russian Vostok Station" is Russia's
     station = qa_map(
         extractor.extract(
@@ -1265,3 +1280,16 @@ def test_a_second_sporting_event_and_an_untyped_place_after_a_place(extractor: O
         )
     )
     assert place["Where is Rude located?"] == {"Zealand"}
+
+
+def test_the_first_to_do_something_did_it(extractor: OfflineExtractor) -> None:
+    """In "the first Sultan to travel to Y" the infinitive tells an event that happened; "wants to" does not."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("He was the first Ottoman Sultan to travel to Western Europe.", "Abdulaziz")
+        )
+    )
+    assert qas["Where did Abdulaziz travel to?"] == {"Western Europe"}
+    assert not [q for q in qas if q.startswith(("Where to", "Who to"))]
+    wish = qa_map(extractor.extract(ChunkText("Ann Lee wants to study medicine in Paris.", "Ann Lee")))
+    assert "Where did Ann Lee study medicine?" not in wish

@@ -646,15 +646,15 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
 
 
 def _demonym_place(doc: Doc, first: tuple[int, int, str], second: tuple[int, int, str]) -> bool:
-    """``French Polynesia`` / ``French Guiana`` / ``American Samoa``: the NER reads a one-word place
-    after a nationality adjective as a nationality and a place (or a person), but an adjective
-    glued to a one-word name is part of the name. Not after an article ("the Russian Vostok
+    """``French Polynesia`` / ``British Columbia``: the NER reads a one-word place after a nationality
+    adjective as a nationality and a place, but an adjective glued to a one-word place name is
+    part of the name (only a place the NER typed so: "the first Ottoman Sultan" is no place). Not after an article ("the Russian Vostok
     Station" names the station without it), nor before a country or state ("American Texas")."""
     (f_start, f_end, f_type), (s_start, s_end, s_type) = first, second
     if f_type != "NORP" or f_end != s_start or f_end - f_start != 1 or s_end - s_start != 1:
         return False
     adjective, name = doc[f_start], doc[s_start]
-    if s_type not in {"PLACE", "PERSON", "THING"} or adjective.head.i != name.i or name.pos_ != "PROPN":
+    if s_type != "PLACE" or adjective.head.i != name.i or name.pos_ != "PROPN":
         return False
     if f_start > 0 and doc[f_start - 1].lower_ in {"the", "a", "an"}:
         return False

@@ -12,6 +12,7 @@ Y?"), choosing the wh-word from the answer's type.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ _AMOUNT_PREPS = {"to", "from", "below", "above", "over", "under", "around", "at"
 # Words that make a name a body, not a person: a party word before one is part of its name
 _BODY_WORDS = frozenset("party league front alliance union movement congress bloc coalition".split())
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
+_ORDINAL_WORD = re.compile(r"^(?:\d+(?:st|nd|rd|th)|second|third|fourth|fifth)$", re.IGNORECASE)
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
 
 
@@ -593,7 +595,12 @@ class RelationRules:
             if named_by_kind := self._named_by_kind(member):
                 kind, places = named_by_kind
                 self._take_kind(kind, places)
-                out.extend(_Path(list(prefix), key, tok, kind=kind) for key, tok in places)
+                for key, tok in places:
+                    out.append(_Path(list(prefix), key, tok, kind=kind))
+                    # "the region of Auvergne, France": the places written with its name
+                    out.extend(
+                        _Path(list(prefix), extra, tok) for extra in self._co_places(tok, key, known=False)
+                    )
                 continue
             named = next(
                 (
@@ -689,10 +696,12 @@ class RelationRules:
                     out.append(p)
         return out
 
-    def _co_places(self, tok: Token, key: str) -> list[str]:
+    def _co_places(self, tok: Token, key: str, known: bool = True) -> list[str]:
+        """The places ``tok``'s place lies in: those written with it ("Nashville, Tennessee", "in A in
+        B") and, if ``known``, those an earlier comma chain of the passage put it in."""
         if self.t.get(key).type != "PLACE":
             return []
-        chained = [k for k in self.within.get(key, []) if k != key]
+        chained = [k for k in self.within.get(key, []) if k != key] if known else []
         nested = [  # "in central New Hampshire in the United States"
             k
             for c in tok.children
@@ -1670,6 +1679,11 @@ class VerbGroup:
         self.verb = pred.lower_ if pred.pos_ in {"VERB", "AUX"} else pred.text
         self.synthetic = False
         self.tag = pred.tag_
+        if self.aux == ["to"] and pred.tag_ == "VB" and _realised_infinitive(pred):
+            # "the first Sultan to travel to Y": an infinitive's event happened; "did" carries its
+            # tense ("Where did X travel to?", "Who did travel to Y?"), whatever the verb's past form
+            self.aux = ["did"]
+            self.synthetic = True
         if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in _NONFINITE_DEPS:
             root = pred.sent.root
             past = (
@@ -1997,6 +2011,22 @@ def _retag_participles(doc: Doc) -> None:
             and not any(c.dep_ in _SUBJ for c in tok.children)
         ):
             tok.tag_ = "VBN"
+
+
+def _realised_infinitive(verb: Token) -> bool:
+    """``the first woman to climb Y`` / ``He was the last king to rule Z``: an infinitive on a noun, or
+    after a copula whose noun is ranked (first, last, only, an ordinal or a superlative), tells an
+    event that happened; one after "wants" or "plans" does not."""
+    if verb.dep_ in {"acl", "relcl"}:
+        return True
+    if verb.dep_ != "xcomp" or verb.head.lemma_ != "be":
+        return False
+    attr = next((c for c in verb.head.children if c.dep_ == "attr"), None)
+    return attr is not None and any(
+        c.dep_ == "amod"
+        and (c.lower_ in {"first", "last", "only"} or c.tag_ == "JJS" or _ORDINAL_WORD.match(c.text))
+        for c in attr.children
+    )
 
 
 def _dated(verb: Token) -> bool:
