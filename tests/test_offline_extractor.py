@@ -1263,6 +1263,13 @@ def test_a_place_chain_followed_by_and_a_verb_is_a_nesting_not_a_list(extractor:
     assert not [
         q for q in listed if q.startswith(("Where is Hawaii", "Where is Wake Island", "Where is Guam"))
     ]
+    # "and" with an adverb before the next place is a list too
+    career = qa_map(
+        extractor.extract(
+            ChunkText("His career took him to London, Paris, New York, and finally to Baltimore.", "Ed Dunn")
+        )
+    )
+    assert not [q for q in career if q.startswith(("Where is London", "Where is Paris", "What state is"))]
 
 
 def test_a_second_sporting_event_and_an_untyped_place_after_a_place(extractor: OfflineExtractor) -> None:

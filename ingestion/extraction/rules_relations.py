@@ -218,8 +218,8 @@ class RelationRules:
         return key if key and self.t.get(key).type == "PLACE" else None
 
     def _listed(self, end: int) -> bool:
-        """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and" and another name: a
-        list, not a nesting ("born in Far West, Missouri, and was named ..." goes on with a verb)."""
+        """``Crawford, Dent, Franklin and Washington``: the chain goes on with "and": a list, not a
+        nesting, unless a verb follows ("born in Far West, Missouri, and was named ...")."""
         words = [t.lower_ for t in self.doc[end : end + 2]]
         if words[:1] in (["and"], ["or"]):
             after = end + 1
@@ -227,11 +227,9 @@ class RelationRules:
             after = end + 2
         else:
             return False
-        if after < len(self.doc) and self.doc[after].lower_ == "the":  # "and the Philippines"
+        while after < len(self.doc) and self.doc[after].pos_ == "ADV":  # "and later was", "and finally to"
             after += 1
-        return after < len(self.doc) and (
-            self.t.key_at(self.doc[after]) is not None or self.doc[after].pos_ == "PROPN"
-        )
+        return after >= len(self.doc) or self.doc[after].pos_ not in {"VERB", "AUX"}
 
     def _same_kinds(self, chain: list[tuple[int, int, str]]) -> bool:
         """``Maries County, Gasconade County, Iron County``: two neighbours of one kind (two counties)
