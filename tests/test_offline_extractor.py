@@ -1177,6 +1177,16 @@ def test_a_kind_of_place_named_through_of_is_asked_by_its_kind(extractor: Offlin
     )
     assert ruler["What region was Guy Blanc a ruler in?"] == {"Auvergne"}
     assert "France" in set().union(*ruler.values())
+    # a plural kind names its list, not the province and country closing it
+    lake = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Lac Vert is a lake in the municipalities of Bouchette and Messines, Quebec, Canada.",
+                "Lac Vert",
+            )
+        )
+    )
+    assert lake["What municipality is Lac Vert a lake in?"] == {"Bouchette", "Messines"}
 
 
 def test_a_participle_after_a_place_phrase_describes_the_thing_not_the_place(

@@ -597,7 +597,7 @@ class RelationRules:
                     out.append(_Path(list(prefix), key, tok, kind=kind))
                     # "the region of Auvergne, France": the places written with its name
                     out.extend(
-                        _Path(list(prefix), extra, tok) for extra in self._co_places(tok, key, known=False)
+                        _Path(list(prefix), extra, tok) for extra in self._co_places(tok, key, anywhere=False)
                     )
                 continue
             named = next(
@@ -666,8 +666,14 @@ class RelationRules:
         if pobj is None:
             return None
         places: list[tuple[str, Token]] = []
-        for member in coordinated(pobj):
+        # a singular kind names one place ("the city of Nashua, New Hampshire": the rest is where it
+        # lies); a plural kind names its list, up to the places its last member lies in ("the
+        # municipalities of A and B, Quebec, Canada")
+        members = coordinated(pobj) if noun.tag_ == "NNS" else [pobj]
+        for member in members:
             key = self.t.key_at(member)
+            if places and key is not None and key in self.within.get(places[-1][0], []):
+                break
             if key is not None and self.t.get(key).type in {"PERSON", "DATE", "NUMBER", "NORP"}:
                 return None  # "the state of Washington" read as a person: no safe place
             if key is not None:
@@ -694,12 +700,19 @@ class RelationRules:
                     out.append(p)
         return out
 
-    def _co_places(self, tok: Token, key: str, known: bool = True) -> list[str]:
+    def _co_places(self, tok: Token, key: str, anywhere: bool = True) -> list[str]:
         """The places ``tok``'s place lies in: those written with it ("Nashville, Tennessee", "in A in
-        B") and, if ``known``, those an earlier comma chain of the passage put it in."""
+        B") and those a comma chain put it in, anywhere in the passage or (not ``anywhere``) in
+        ``tok``'s own sentence."""
         if self.t.get(key).type != "PLACE":
             return []
-        chained = [k for k in self.within.get(key, []) if k != key] if known else []
+        sent = tok.sent
+        chained = [
+            k
+            for k in self.within.get(key, [])
+            if k != key
+            and (anywhere or any(sent.start <= s < sent.end for s, _e, m in self.t.mention_spans if m == k))
+        ]
         nested = [  # "in central New Hampshire in the United States"
             k
             for c in tok.children
