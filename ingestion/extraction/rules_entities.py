@@ -648,8 +648,9 @@ def _merge_adjacent(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[i
 def _demonym_place(doc: Doc, first: tuple[int, int, str], second: tuple[int, int, str]) -> bool:
     """``French Polynesia`` / ``British Columbia``: the NER reads a one-word place after a nationality
     adjective as a nationality and a place, but an adjective glued to a one-word place name is
-    part of the name (only a place the NER typed so: "the first Ottoman Sultan" is no place). Not after an article ("the Russian Vostok
-    Station" names the station without it), nor before a country or state ("American Texas")."""
+    part of the name. Only a place the NER typed so ("the first Ottoman Sultan" is no place), not
+    after an article ("the Russian Vostok Station" names the station without it), nor before a
+    country or state ("American Texas")."""
     (f_start, f_end, f_type), (s_start, s_end, s_type) = first, second
     if f_type != "NORP" or f_end != s_start or f_end - f_start != 1 or s_end - s_start != 1:
         return False

@@ -480,12 +480,12 @@ class RelationRules:
             return None
         tok = participle.head
         key = self.t.key_at(tok)
-        if key is None and self._named_by_kind(tok):
-            key = "kind"  # "in the village of Riverside built in 1874", hung on the kind noun
-        elif key is None or self.t.get(key).type != "PLACE":
+        # "in the village of Riverside built in 1874": hung on the kind noun, no chain to walk back
+        on_kind = key is None and self._named_by_kind(tok) is not None
+        if not on_kind and (key is None or self.t.get(key).type != "PLACE"):
             return None
         # "Kirkwood, Missouri": back along the chain of places to the first one
-        for _hop in range(0 if key == "kind" else 3):
+        for _hop in range(0 if on_kind else 3):
             before = (
                 self.t.key_at(self.doc[tok.i - 2]) if tok.i >= 2 and self.doc[tok.i - 1].text == "," else None
             )
