@@ -1310,3 +1310,54 @@ def test_the_first_to_do_something_did_it(extractor: OfflineExtractor) -> None:
     assert not [q for q in qas if q.startswith(("Where to", "Who to"))]
     wish = qa_map(extractor.extract(ChunkText("Ann Lee wants to study medicine in Paris.", "Ann Lee")))
     assert "Where did Ann Lee study medicine?" not in wish
+
+
+def test_an_infinitive_is_asked_through_the_verb_that_governs_it(extractor: OfflineExtractor) -> None:
+    """ "X is set to premiere in Y" asks "Where is X set to premiere?", and "X wanted to restore Y"
+    asks "What did X want to restore?": the governing verb carries the tense and the subject. An
+    infinitive with a subject of its own ("want him to select Y") asserts nothing about him, so it
+    gives no pair; what someone "went on to" do, they did. 3.8 asked "Where to X premiere?", "What to
+    X found?" and "Who to X select?"."""
+    show = qa_map(
+        extractor.extract(
+            ChunkText("Van Helsing is set to premiere in Canada on Super Channel.", "Van Helsing")
+        )
+    )
+    assert show["Where is Van Helsing set to premiere?"] == {"Canada"}
+    assert show["What is Van Helsing set to premiere on?"] == {"Super Channel"}
+    wish = qa_map(
+        extractor.extract(
+            ChunkText("Patrice Lumumba wanted to restore order with the aid of the Soviet Union.", "Congo")
+        )
+    )
+    assert wish["What did Patrice Lumumba want to restore order with the aid of?"] == {"Soviet Union"}
+    games = qa_map(
+        extractor.extract(ChunkText("The 2022 Winter Olympics are to take place in Beijing.", "2022"))
+    )
+    assert games["Where are 2022 Winter Olympics to take place?"] == {"Beijing"}
+    went = qa_map(
+        extractor.extract(
+            ChunkText("He went on to found the Institute of Criminalistics in 1912.", "Hans Gross")
+        )
+    )
+    assert went["What did Hans Gross found?"] == {"Institute of Criminalistics"}
+    told = qa_map(extractor.extract(ChunkText("Ann Lee wants him to select Jefferson Smith.", "Ann Lee")))
+    assert not [
+        q for q in [*show, *wish, *games, *went, *told] if re.match(r"(Who|What|Where|When|Which \w+) to ", q)
+    ]
+    assert not any("Jefferson Smith" in q or "Jefferson Smith" in a for q, a in told.items())
+
+
+def test_he_in_an_article_about_a_work_is_the_last_person_named_as_a_subject(
+    extractor: OfflineExtractor,
+) -> None:
+    """A title with words no personal name has ("Goes to") is no one "he" stands for: "he" is the
+    person last named as a subject in its sentence or the one before (3.8 asked "Who does Mr. Smith
+    Goes to Washington choose?")."""
+    text = (
+        "The governor, Hubert Hopper, has to pick a replacement for Senator Sam Foley. "
+        "Unable to make up his mind, Hopper decides to flip a coin. He chooses Jefferson Smith."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "Mr. Smith Goes to Washington")))
+    assert qas["Who does Hubert Hopper choose?"] == {"Jefferson Smith"}
+    assert not [q for q in qas if "Mr. Smith Goes to Washington" in q and "choose" in q]

@@ -447,7 +447,7 @@ class EntityTable:
                 if not self.title_hint_type and _personal_name(self.title_name):
                     rec.type = "PERSON"  # "he" in the article "Horace Parlan": the NER's ORG was wrong
                     return self.title_key
-            return self._latest(tok, {"PERSON"})
+            return self._latest_subject(tok) or self._latest(tok, {"PERSON"})
         if low in THING_PRONOUNS:
             if self.title_name:
                 rec = self.records.get(self.title_key) if self.title_key else None
@@ -465,8 +465,11 @@ class EntityTable:
         concept ("Tidal drift ... his theory": "his" is the theory's author, named before)."""
         if rec is not None and rec.type != "THING":
             return False
-        return self.title_hint_type in {None, "PERSON"} and not any(
-            w[:1].islower() and w not in _NAME_PARTICLES for w in self.title_name.split()
+        words = self.title_name.split()
+        return (
+            self.title_hint_type in {None, "PERSON"}
+            and not any(w[:1].islower() and w not in _NAME_PARTICLES for w in words)
+            and not any(w in _TITLE_ONLY_WORDS for w in words)
         )
 
     def resolve_definite(self, tok: Token) -> str | None:
@@ -495,6 +498,27 @@ class EntityTable:
                 return self._ensure_title()
         return None
 
+    def _latest_subject(self, tok: Token) -> str | None:
+        """The person last named as a subject (or in apposition to one) in this sentence or the one
+        before: "he" and "his" continue what a sentence is about more often than they point to the
+        last name read ("The governor, Hopper, has to replace Senator Foley. His boss ...": Hopper)."""
+        sentences = {tok.sent.start}
+        if tok.sent.start > 0:
+            sentences.add(self.doc[tok.sent.start - 1].sent.start)
+        best: str | None = None
+        for start, end, key in self.mention_spans:
+            if start >= tok.i:
+                break
+            rec = self.records.get(key)
+            head = self.doc[start:end].root
+            if rec is None or rec.type != "PERSON" or head.sent.start not in sentences:
+                continue
+            if head.dep_ == "appos":
+                head = head.head
+            if head.dep_ in {"nsubj", "nsubjpass"}:
+                best = key
+        return best
+
     def _latest(self, tok: Token, types: set[str]) -> str | None:
         best: str | None = None
         for start, _end, key in self.mention_spans:
@@ -511,6 +535,9 @@ class EntityTable:
 _NAME_PARTICLES = frozenset(
     "of de du da das dos van von der den la le al bin ibn y zu to the a an in on at for and or with from by".split()
 )
+# Function words a work's title may hold but a personal name does not ("Mr. Smith Goes to Washington"
+# is no one "he" can stand for; "Alfred the Great" and "Catherine of Aragon" are people).
+_TITLE_ONLY_WORDS = frozenset("to a an in on at for with from by and or".split())
 _OFFICE_WORDS = frozenset(
     "Democrat Republican Democratic U.S. US Senator Representative Congressman Congresswoman Governor Mayor "
     "Rep. Sen. Gov.".split()

@@ -748,6 +748,8 @@ class RelationRules:
                 self._described_subject(pred, passive)
                 self._measure_verb(pred, passive)
                 return
+        if _bare_infinitive(pred):
+            return  # "want him to select Y", "moved to Paris to study art": no finite verb asserts it
         for key in [subj, *self._co_subjects(pred, subj)]:
             self._predicate_for(pred, key, passive)
 
@@ -1690,11 +1692,20 @@ class VerbGroup:
         self.verb = pred.lower_ if pred.pos_ in {"VERB", "AUX"} else pred.text
         self.synthetic = False
         self.tag = pred.tag_
-        if self.aux == ["to"] and pred.tag_ == "VB" and _realised_infinitive(pred):
+        self.lead: VerbGroup | None = None
+        if self.aux[:1] == ["to"] and pred.tag_ in {"VB", "VBN"} and _realised_infinitive(pred):
             # "the first Sultan to travel to Y": an infinitive's event happened; "did" carries its
-            # tense ("Where did X travel to?", "Who did travel to Y?"), whatever the verb's past form
-            self.aux = ["did"]
-            self.synthetic = True
+            # tense ("Where did X travel to?", "Who did travel to Y?"), whatever the verb's past form,
+            # and "was" a passive one's ("the first to be burnt as a martyr": "What was X burnt as?")
+            if self.aux == ["to"]:  # a base form after "to" the tagger read as a participle: "to found"
+                self.aux, self.synthetic = ["did"], True
+            elif self.aux == ["to", "be"] and pred.tag_ == "VBN":
+                self.aux, self.synthetic = ["was"], True
+        elif self.aux[:1] == ["to"] and (lead := _governing_verb(pred)) is not None:
+            # "X is set to premiere in Y" / "X wants to restore Y": the verb that governs the infinitive
+            # carries the tense and the subject ("Where is X set to premiere?", "What does X want to
+            # restore?"); an infinitive alone would ask "Where to X premiere?"
+            self.lead = VerbGroup(lead, any(c.dep_ == "auxpass" for c in lead.children), doc)
         if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in _NONFINITE_DEPS:
             root = pred.sent.root
             past = (
@@ -1709,10 +1720,14 @@ class VerbGroup:
                 self.tag = "VBD" if past else "VBZ"
                 self.verb = _finite(pred.lemma_, self.tag)
         self.surface = _join([*self.aux, self.verb, *self.particles])
+        if self.lead is not None:
+            self.surface = _join([self.lead.surface, self.surface])
 
     def inverted(self, subject: str, tail: list[str]) -> str:
         """The clause with the subject after the first auxiliary: ``was X born in``."""
         pred = self.pred
+        if self.lead is not None:
+            return self.lead.inverted(subject, [*self.aux, self.verb, *self.particles, *tail])
         if self.copula and not self.aux:
             return _join([self.verb, subject, *tail])
         if self.aux:
@@ -2030,6 +2045,13 @@ def _realised_infinitive(verb: Token) -> bool:
     event that happened; one after "wants" or "plans" does not."""
     if verb.dep_ in {"acl", "relcl"}:
         return True
+    head = verb.head
+    if (
+        verb.dep_ in {"advcl", "xcomp"}
+        and head.lemma_ == "go"
+        and any(c.lower_ == "on" for c in head.children)
+    ):
+        return True  # "He went on to found Y": what someone went on to do, they did
     if verb.dep_ != "xcomp" or verb.head.lemma_ != "be":
         return False
     attr = next((c for c in verb.head.children if c.dep_ == "attr"), None)
@@ -2038,6 +2060,28 @@ def _realised_infinitive(verb: Token) -> bool:
         and (c.lower_ in {"first", "last", "only"} or c.tag_ == "JJS" or _ORDINAL_WORD.match(c.text))
         for c in attr.children
     )
+
+
+def _bare_infinitive(verb: Token) -> bool:
+    """An infinitive that neither tells a realised event nor has a finite verb to ask it through:
+    its questions would open on "to" ("Who to X select?")."""
+    group = VerbGroup(verb, False, verb.doc)
+    return group.aux[:1] == ["to"] and group.lead is None
+
+
+def _governing_verb(verb: Token) -> Token | None:
+    """The finite verb whose subject an infinitive shares ("X is set to premiere", "X wants to
+    restore Y", "X is to be held"): the head of an open complement, itself a finite verb or copula
+    before it (an infinitive on an infinitive is left alone, as is one with a subject of its own:
+    "want him to select Y" is not something X wants to do)."""
+    head = verb.head
+    if verb.dep_ != "xcomp" or head.i > verb.i or head.pos_ not in {"VERB", "AUX"}:
+        return None
+    if any(c.dep_ == "aux" and c.lower_ == "to" for c in head.children) or head.tag_ in {"VBG"}:
+        return None
+    if head.tag_ == "VBN" and not any(c.dep_ in {"aux", "auxpass"} for c in head.children):
+        return None  # a bare participle ("a film set to premiere"): nothing finite to carry the tense
+    return head
 
 
 def _dated(verb: Token) -> bool:
