@@ -1361,3 +1361,15 @@ def test_he_in_an_article_about_a_work_is_the_last_person_named_as_a_subject(
     qas = qa_map(extractor.extract(ChunkText(text, "Mr. Smith Goes to Washington")))
     assert qas["Who does Hubert Hopper choose?"] == {"Jefferson Smith"}
     assert not [q for q in qas if "Mr. Smith Goes to Washington" in q and "choose" in q]
+
+
+def test_his_on_a_noun_conjoined_to_a_person_is_that_persons(extractor: OfflineExtractor) -> None:
+    """ "the son of A and his wife B": B is A's wife, even in an article about the son (3.8 made her the
+    son's wife)."""
+    text = (
+        "Archduke Stefan of Austria (15 August 1932 in Mödling) was a member of the House of Habsburg. "
+        "Stefan was the eldest child and son of Archduke Anton of Austria and his wife Princess Ileana of Romania."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "Archduke Stefan of Austria")))
+    assert qas["Who is the wife of Archduke Anton?"] == {"Ileana"}
+    assert not [q for q in qas if "wife of Archduke Stefan" in q or "wife of Stefan" in q]

@@ -440,6 +440,9 @@ class EntityTable:
         """The entity a pronoun refers to: the title entity when it fits, else the latest fitting one."""
         low = tok.lower_
         if low in PERSON_PRONOUNS:
+            partner = self._conjoined_owner(tok)
+            if partner is not None:
+                return partner
             if self.title_name:
                 rec = self.records.get(self.title_key) if self.title_key else None
                 if rec is not None and rec.type == "PERSON" or self._may_be_person_topic(rec):
@@ -447,6 +450,10 @@ class EntityTable:
                 if not self.title_hint_type and _personal_name(self.title_name):
                     rec.type = "PERSON"  # "he" in the article "Horace Parlan": the NER's ORG was wrong
                     return self.title_key
+            if tok.tag_ == "PRP$":  # "son of A and his wife B": the person just named in its sentence
+                named = self._latest(tok, {"PERSON"})
+                if named is not None and self._mention_sentence(named, tok) == tok.sent.start:
+                    return named
             return self._latest_subject(tok) or self._latest(tok, {"PERSON"})
         if low in THING_PRONOUNS:
             if self.title_name:
@@ -500,8 +507,10 @@ class EntityTable:
 
     def _latest_subject(self, tok: Token) -> str | None:
         """The person last named as a subject (or in apposition to one) in this sentence or the one
-        before: "he" and "his" continue what a sentence is about more often than they point to the
-        last name read ("The governor, Hopper, has to replace Senator Foley. His boss ...": Hopper)."""
+        before: "he", and a "his" that opens its sentence, continue what a sentence is about more
+        often than they point to the last name read ("The governor, Hopper, has to replace Senator
+        Foley. He chooses ...": Hopper). A "his" after a person named in its own sentence is that
+        person's ("the son of A and his wife B")."""
         sentences = {tok.sent.start}
         if tok.sent.start > 0:
             sentences.add(self.doc[tok.sent.start - 1].sent.start)
@@ -518,6 +527,26 @@ class EntityTable:
             if head.dep_ in {"nsubj", "nsubjpass"}:
                 best = key
         return best
+
+    def _conjoined_owner(self, tok: Token) -> str | None:
+        """``the son of A and his wife B``: a "his" whose noun is conjoined to a named person is that
+        person's, whoever the article is about."""
+        noun = tok.head
+        if tok.tag_ != "PRP$" or noun.dep_ != "conj":
+            return None
+        key = self.key_at(noun.head)
+        rec = self.records.get(key) if key else None
+        return key if rec is not None and rec.type == "PERSON" else None
+
+    def _mention_sentence(self, key: str, tok: Token) -> int | None:
+        """Where the last mention of ``key`` before ``tok`` starts its sentence."""
+        found = None
+        for start, _end, k in self.mention_spans:
+            if start >= tok.i:
+                break
+            if k == key:
+                found = self.doc[start].sent.start
+        return found
 
     def _latest(self, tok: Token, types: set[str]) -> str | None:
         best: str | None = None
@@ -536,8 +565,9 @@ _NAME_PARTICLES = frozenset(
     "of de du da das dos van von der den la le al bin ibn y zu to the a an in on at for and or with from by".split()
 )
 # Function words a work's title may hold but a personal name does not ("Mr. Smith Goes to Washington"
-# is no one "he" can stand for; "Alfred the Great" and "Catherine of Aragon" are people).
-_TITLE_ONLY_WORDS = frozenset("to a an in on at for with from by and or".split())
+# is no one "he" can stand for; "Alfred the Great", "Catherine of Aragon" and "George II, Prince of
+# Waldeck and Pyrmont" are people).
+_TITLE_ONLY_WORDS = frozenset("to a an in on at for with from by".split())
 _OFFICE_WORDS = frozenset(
     "Democrat Republican Democratic U.S. US Senator Representative Congressman Congresswoman Governor Mayor "
     "Rep. Sen. Gov.".split()
