@@ -1313,11 +1313,12 @@ def test_the_first_to_do_something_did_it(extractor: OfflineExtractor) -> None:
 
 
 def test_an_infinitive_is_asked_through_the_verb_that_governs_it(extractor: OfflineExtractor) -> None:
-    """ "X is set to premiere in Y" asks "Where is X set to premiere?", and "X wanted to restore Y"
-    asks "What did X want to restore?": the governing verb carries the tense and the subject. An
+    """The governing verb carries the tense and the subject: "X is set to premiere in Y" asks "Where
+    is X set to premiere?", and "X wanted to restore Y" asks "What did X want to restore?". An
     infinitive with a subject of its own ("want him to select Y") asserts nothing about him, so it
-    gives no pair; what someone "went on to" do, they did. 3.8 asked "Where to X premiere?", "What to
-    X found?" and "Who to X select?"."""
+    gives no pair; what someone "went on to" do, they did, and "the first to be burnt" was burnt.
+    3.8 asked "Where to X premiere?", "What to X found?", "What to X be burnt at the stake in?" and
+    "Who to X select?"."""
     show = qa_map(
         extractor.extract(
             ChunkText("Van Helsing is set to premiere in Canada on Super Channel.", "Van Helsing")
@@ -1341,9 +1342,19 @@ def test_an_infinitive_is_asked_through_the_verb_that_governs_it(extractor: Offl
         )
     )
     assert went["What did Hans Gross found?"] == {"Institute of Criminalistics"}
+    burnt = qa_map(
+        extractor.extract(
+            ChunkText(
+                "He was the first Protestant martyr to be burnt at the stake in Cologne.", "Peter Fliesteden"
+            )
+        )
+    )
+    assert burnt["What was Peter Fliesteden burnt at the stake in?"] == {"Cologne"}
     told = qa_map(extractor.extract(ChunkText("Ann Lee wants him to select Jefferson Smith.", "Ann Lee")))
     assert not [
-        q for q in [*show, *wish, *games, *went, *told] if re.match(r"(Who|What|Where|When|Which \w+) to ", q)
+        q
+        for q in [*show, *wish, *games, *went, *burnt, *told]
+        if re.match(r"(Who|What|Where|When|Which \w+) to ", q)
     ]
     assert not any("Jefferson Smith" in q or "Jefferson Smith" in a for q, a in told.items())
 
