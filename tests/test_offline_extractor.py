@@ -1384,3 +1384,20 @@ def test_his_on_a_noun_conjoined_to_a_person_is_that_persons(extractor: OfflineE
     qas = qa_map(extractor.extract(ChunkText(text, "Archduke Stefan of Austria")))
     assert qas["Who is the wife of Archduke Anton?"] == {"Ileana"}
     assert not [q for q in qas if "wife of Archduke Stefan" in q or "wife of Stefan" in q]
+
+
+def test_named_examples_of_a_plural_noun_are_what_the_verb_reaches(extractor: OfflineExtractor) -> None:
+    """ "directed films such as A and B": A and B are what was directed, "films" their kind, and the
+    noun's count still holds (3.8 asked "What did X direct films as?")."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Since then he has directed more than sixty films, such as Aguirre and Fitzcarraldo.",
+                "Werner Herzog",
+            )
+        )
+    )
+    assert qas["What films has Werner Herzog directed?"] == {"Aguirre", "Fitzcarraldo"}
+    assert qas["Who has directed Fitzcarraldo?"] == {"Werner Herzog"}
+    assert qas["How many films has Werner Herzog directed?"] == {"more than sixty"}
+    assert not [q for q in qas if " as?" in q or " as " in q]

@@ -90,6 +90,7 @@ class _Path:
     noun: Token | None = None  # the describing noun on the path, if any
     count_noun: Token | None = None  # "1,200 stores": the counted noun
     kind: str | None = None  # "the island of Tahiti": the kind of place that introduced the name
+    kind_of: bool = True  # the kind stands before the name with "of" ("the island of"); not "clubs such as"
 
 
 class RelationRules:
@@ -590,6 +591,13 @@ class RelationRules:
                 continue
             if not nominal(member) or depth >= 2:
                 continue
+            # "played for clubs such as Arsenal and Chelsea"; deeper in a phrase ("a number of rivers
+            # such as", "languages with smaller numbers such as") the parser hangs "such as" on the
+            # nearest plural, often the wrong one
+            examples = self._examples(member) if depth == 0 else []
+            if examples:  # the noun's other phrases still count ("more than sixty films such as A")
+                kind = member.lower_ if len(examples) > 1 else _singular(member.lower_)
+                out.extend(_Path(list(prefix), key, tok, kind=kind, kind_of=False) for key, tok in examples)
             if named_by_kind := self._named_by_kind(member):
                 kind, places = named_by_kind
                 self._take_kind(kind, places)
@@ -625,7 +633,7 @@ class RelationRules:
                     and self.t.get(self.t.key_at(child)).type == "NUMBER"
                 ):
                     out.append(_Path(list(prefix), self.t.key_at(child), child, count_noun=member))
-                elif child.dep_ == "prep":
+                elif child.dep_ == "prep" and not (examples and child.lower_ == "as"):
                     for pobj in child.children:
                         if pobj.dep_ == "pobj":
                             if child.lower_ == "of" and member.lemma_.lower() in MEASURE_NOUNS:
@@ -679,6 +687,25 @@ class RelationRules:
             if key is not None:
                 places.append((key, member))
         return (kind, places) if places else None
+
+    def _examples(self, noun: Token) -> list[tuple[str, Token]]:
+        """``played for clubs such as Arsenal and Chelsea``: the named examples a plural noun is
+        given through "such as" are what the verb reaches ("What club did X play for?" -> Arsenal),
+        the noun their kind; 3.8 asked "What did X play for clubs as?"."""
+        if noun.pos_ != "NOUN" or noun.tag_ != "NNS" or self.t.key_at(noun):
+            return []
+        prep = next(
+            (
+                c
+                for c in noun.children
+                if c.dep_ == "prep" and c.lower_ == "as" and any(g.lower_ == "such" for g in c.children)
+            ),
+            None,
+        )
+        pobj = _pobj(prep)
+        if pobj is None:
+            return []
+        return [(key, m) for m in coordinated(pobj) if (key := self.t.key_at(m))]
 
     def _take_kind(self, kind: str, places: list[tuple[str, Token]]) -> None:
         """Places named through a kind noun are places of that kind, whatever the NER said."""
@@ -1415,7 +1442,9 @@ class RelationRules:
         else:
             q_obj = f"{wh} {vg.inverted(s.name, [*ctx_words, *tail])}?"
         # question whose answer is the subject
-        kind_words = ["the", path.kind, "of"] if path.kind else []  # "located on the island of Tahiti"
+        kind_words = (
+            ["the", path.kind, "of"] if path.kind and path.kind_of else []
+        )  # "on the island of Tahiti"
         q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words, *kind_words])} {o.name}?"
         vp = _join([vg.surface, *ctx_words, *words])
         questions = [
