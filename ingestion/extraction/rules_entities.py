@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Span, Token
@@ -451,8 +452,8 @@ class EntityTable:
                     rec.type = "PERSON"  # "he" in the article "Horace Parlan": the NER's ORG was wrong
                     return self.title_key
             if tok.tag_ == "PRP$":  # "son of A and his wife B": the person just named in its sentence
-                named = self._latest(tok, {"PERSON"})
-                if named is not None and self._mention_sentence(named, tok) == tok.sent.start:
+                named = self._latest(tok, {"PERSON"}, lambda span: span.start >= tok.sent.start)
+                if named is not None:
                     return named
             return self._latest_subject(tok) or self._latest(tok, {"PERSON"})
         if low in THING_PRONOUNS:
@@ -511,22 +512,17 @@ class EntityTable:
         often than they point to the last name read ("The governor, Hopper, has to replace Senator
         Foley. He chooses ...": Hopper). A "his" after a person named in its own sentence is that
         person's ("the son of A and his wife B")."""
-        sentences = {tok.sent.start}
-        if tok.sent.start > 0:
-            sentences.add(self.doc[tok.sent.start - 1].sent.start)
-        best: str | None = None
-        for start, end, key in self.mention_spans:
-            if start >= tok.i:
-                break
-            rec = self.records.get(key)
-            head = self.doc[start:end].root
-            if rec is None or rec.type != "PERSON" or head.sent.start not in sentences:
-                continue
+        earliest = self.doc[tok.sent.start - 1].sent.start if tok.sent.start > 0 else tok.sent.start
+
+        def subject(span: Span) -> bool:
+            head = span.root
+            if head.sent.start < earliest:
+                return False
             if head.dep_ == "appos":
                 head = head.head
-            if head.dep_ in {"nsubj", "nsubjpass"}:
-                best = key
-        return best
+            return head.dep_ in {"nsubj", "nsubjpass"}
+
+        return self._latest(tok, {"PERSON"}, subject)
 
     def _conjoined_owner(self, tok: Token) -> str | None:
         """``the son of A and his wife B``: a "his" whose noun is conjoined to a named person is that
@@ -538,23 +534,14 @@ class EntityTable:
         rec = self.records.get(key) if key else None
         return key if rec is not None and rec.type == "PERSON" else None
 
-    def _mention_sentence(self, key: str, tok: Token) -> int | None:
-        """Where the last mention of ``key`` before ``tok`` starts its sentence."""
-        found = None
-        for start, _end, k in self.mention_spans:
-            if start >= tok.i:
-                break
-            if k == key:
-                found = self.doc[start].sent.start
-        return found
-
-    def _latest(self, tok: Token, types: set[str]) -> str | None:
+    def _latest(self, tok: Token, types: set[str], where: Callable[[Span], bool] | None = None) -> str | None:
+        """The entity of ``types`` mentioned last before ``tok`` (of the mentions ``where`` accepts)."""
         best: str | None = None
-        for start, _end, key in self.mention_spans:
+        for start, end, key in self.mention_spans:
             if start >= tok.i:
                 break
             rec = self.records.get(key)
-            if rec is not None and rec.type in types:
+            if rec is not None and rec.type in types and (where is None or where(self.doc[start:end])):
                 best = key
         return best
 

@@ -2081,9 +2081,9 @@ def _realised_infinitive(verb: Token) -> bool:
         and any(c.lower_ == "on" for c in head.children)
     ):
         return True  # "He went on to found Y": what someone went on to do, they did
-    if verb.dep_ != "xcomp" or verb.head.lemma_ != "be":
+    if verb.dep_ != "xcomp" or head.lemma_ != "be":
         return False
-    attr = next((c for c in verb.head.children if c.dep_ == "attr"), None)
+    attr = next((c for c in head.children if c.dep_ == "attr"), None)
     return attr is not None and any(
         c.dep_ == "amod"
         and (c.lower_ in {"first", "last", "only"} or c.tag_ == "JJS" or _ORDINAL_WORD.match(c.text))
@@ -2106,7 +2106,7 @@ def _governing_verb(verb: Token) -> Token | None:
     head = verb.head
     if verb.dep_ != "xcomp" or head.i > verb.i or head.pos_ not in {"VERB", "AUX"}:
         return None
-    if any(c.dep_ == "aux" and c.lower_ == "to" for c in head.children) or head.tag_ in {"VBG"}:
+    if any(c.dep_ == "aux" and c.lower_ == "to" for c in head.children) or head.tag_ == "VBG":
         return None
     if head.tag_ == "VBN" and not any(c.dep_ in {"aux", "auxpass"} for c in head.children):
         return None  # a bare participle ("a film set to premiere"): nothing finite to carry the tense
