@@ -453,6 +453,13 @@ class OfflineEmbedder:
             raise InputError(f"a query must be a str, not a {type(text).__name__}")
         return self._cache.get_or_compute(text, lambda: self.embed_documents([text])[0])
 
+    def forget_recent(self) -> None:
+        """Empty both caches of recent vectors (queries and short texts), so the next embedding of any
+        text runs the model. For benchmarks that time a first ask: a query misses the query cache and
+        then finds its vector among the recent texts, so emptying the query cache alone times nothing."""
+        self._cache.clear()
+        self._documents.clear()
+
     def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Several queries in one model run (the uncached ones), each as :meth:`embed_query` gives it."""
         texts = _check_texts(texts)
@@ -596,6 +603,10 @@ class VoyageEmbedder:
         if not isinstance(text, str):
             raise InputError(f"a query must be a str, not a {type(text).__name__}")
         return self._cache.get_or_compute(text, lambda: self._embed([text], "query")[0])
+
+    def forget_recent(self) -> None:
+        """Empty the cache of recent query vectors (see :meth:`OfflineEmbedder.forget_recent`)."""
+        self._cache.clear()
 
     def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Several queries in one API call (the uncached ones), each as :meth:`embed_query` gives it."""

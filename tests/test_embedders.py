@@ -326,6 +326,19 @@ def test_query_cache_returns_copies(offline):
 
 
 @needs_models
+def test_forget_recent_makes_the_next_query_run_the_model(offline):
+    question = "Which river flows past the forgotten mill?"
+    first = offline.embed_query(question)
+    runs = offline.texts_embedded
+    offline.embed_query(question)
+    assert offline.texts_embedded == runs  # cached: no model run
+    offline.forget_recent()
+    again = offline.embed_query(question)
+    assert offline.texts_embedded == runs + 1  # neither the query cache nor the recent texts held it
+    np.testing.assert_allclose(again, first, atol=1e-6)
+
+
+@needs_models
 def test_bad_input_types(offline):
     with pytest.raises(InputError):
         offline.embed_documents("a single string")
