@@ -97,8 +97,9 @@ class PassageStrategy(AskStrategy):
 
 
 def memory_version_of(rows: Sequence[dict[str, Any]]) -> str | None:
-    """The memory version the passage read returned beside its rows (BM25's query reads it in the
-    same transaction), or None when it did not (the N/A bar then reads it itself)."""
+    """The memory version the passage read returned beside its rows (BM25's and the dense passages'
+    reads take it in the same transaction), or None when it did not (the N/A bar then reads it
+    itself: one more round trip to Neo4j per ask)."""
     if not rows or "memory_version" not in rows[0]:
         return None
     return version_token(rows[0]["memory_epoch"], rows[0]["memory_version"])

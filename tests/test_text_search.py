@@ -15,6 +15,7 @@ import pytest
 from engramdb.ingestion.writer import namespace_key
 from engramdb.platform.graph import apply_schema
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.retrieval.evidence import dense_passage_rows
 from engramdb.retrieval.hop_retrieval import MAX_QUERY_TERMS, HopRetriever, lucene_query, query_terms
 from engramdb.retrieval.passages import memory_version_of
 
@@ -208,18 +209,25 @@ def test_bm25_passages_carry_their_document_so_citing_them_reads_nothing_more(me
     assert [(c.doc_id, c.title) for c in result.citations][0] == ("log-1", "Skerryvore log")
 
 
-def test_bm25_passages_carry_the_memory_version_their_transaction_read(memories) -> None:
-    """The offline answer's N/A bar is cached per memory version; BM25's passage read returns that
-    version beside its rows, so the bar needs no read of its own, and it is never stale: an ingest by
-    any process changes the version the next passage read returns."""
+def test_bm25_and_dense_passages_carry_the_memory_version_their_transaction_read(memories) -> None:
+    """The offline answer's N/A bar is cached per memory version; the BM25 and dense passage reads
+    return that version beside their rows, so the bar needs no read of its own, and it is never
+    stale: an ingest by any process changes the version the next passage read returns."""
     memory = memories(f"ver_{uuid.uuid4().hex[:8]}")
     memory.ingest(
         [{"id": "log-1", "title": "Skerryvore log", "text": "The keeper of Skerryvore kept a storm log."}]
     )
-    lucene = lucene_query("Who kept a storm log at Skerryvore?", memory.namespace, PASSAGE_FIELDS)
-    before = memory_version_of(memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5))
-    assert before == memory.graph.memory_version()
+    question = "Who kept a storm log at Skerryvore?"
+    lucene = lucene_query(question, memory.namespace, PASSAGE_FIELDS)
+
+    def versions() -> tuple[str | None, str | None]:
+        bm25 = memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5)
+        dense = dense_passage_rows(memory.graph, memory.vectors, memory.embedder, question, 5)
+        return memory_version_of(bm25), memory_version_of(dense)
+
+    before = versions()
+    assert before == (memory.graph.memory_version(),) * 2
     memory.ingest([{"id": "log-2", "title": "Bell Rock log", "text": "The Bell Rock keeper logged fog."}])
-    after = memory_version_of(memory.graph.read("traversals/chunk_bm25", lucene=lucene, limit=5))
-    assert after == memory.graph.memory_version() != before
+    after = versions()
+    assert after == (memory.graph.memory_version(),) * 2 and after != before
     assert memory_version_of([]) is None  # no passage found: the bar reads the version itself
