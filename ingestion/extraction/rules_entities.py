@@ -115,7 +115,7 @@ class EntityTable:
     def _build(self) -> None:
         doc = self.doc
         spans: list[tuple[int, int, str]] = []  # (start, end, type)
-        for ent in doc.ents:
+        for ent in _names_cut_at_of(doc, self.title_name):
             etype = NER_TYPES.get(ent.label_)
             if etype is None:
                 continue
@@ -129,7 +129,7 @@ class EntityTable:
                 spans.append((start, end, etype))
         spans = _name_suffixes(doc, _year_events(doc, _split_ranges(doc, _merge_adjacent(doc, spans))))
         spans = _feature_names(doc, _institution_for(doc, _body_names(doc, spans)))
-        spans = _regional_places(doc, spans) + _kind_phrases(doc, spans)
+        spans = _numbered_ways(doc, _regional_places(doc, spans), self.title_name) + _kind_phrases(doc, spans)
         quoted = _quoted_titles(doc)
         # mentions named otherwise than their text: "Crawford and Dent counties", "Russell and Ruth Kraus"
         self._names, heads = _shared_plural_heads(doc)
@@ -141,6 +141,7 @@ class EntityTable:
         ] + forced
         self._blocked = heads
         title_spans = self._title_spans()
+        spans = [_through_title(doc, sp, title_spans) for sp in spans]
         kept: list[tuple[int, int, str, bool]] = []
         for s, e, t in spans:
             # a NER mention inside a title match becomes the title
@@ -621,6 +622,64 @@ def _personal_name(name: str) -> bool:
 _LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
 
 
+def _through_title(
+    doc: Doc, span: tuple[int, int, str], title_spans: list[tuple[int, int]]
+) -> tuple[int, int, str]:
+    """A mention that starts inside a mention of the title and runs on past it is one name from
+    the title's first word: in the article "Christ Church", the NER reads "Christ | Church Parish"
+    (a person), and the parish is "Christ Church Parish". Typed by its last word when that is a kind
+    of thing ("Parish": a place), else as the NER typed it."""
+    start, end, etype = span
+    for ts, te in title_spans:
+        if ts < start < te < end:
+            return ts, end, NOUN_TYPES.get(doc[end - 1].lower_, etype)
+    return span
+
+
+#: NER labels of names (not dates, amounts or ordinals), which can end a name cut at "of".
+_NAMED_LABELS = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT"}
+)
+
+
+def _names_cut_at_of(doc: Doc, title: str) -> list[Span]:
+    """The NER's mentions, with one it ended on "of" joined to the mention right after it: "the
+    Province of | Maryland", "the Communist Party of | Cuba", "the Art Students League of | New York"
+    are one name each, typed as the first part (trimmed of its "of", the first part named a different
+    thing, and the second lost its place in the first: "one of the original parishes in Province").
+    Not when the first part opens in lower case ("west of | Carolina" is a direction, not a name),
+    nor when it or the whole is the document's title (the title rules name it, and type it: "Dulce
+    of | Aragon", two organisations to the NER, made the article's queen an organisation that "she"
+    could not be), nor when it is a person ("a Duke of | Żagań-Przewóz" became a person beside the
+    article's duke)."""
+    titles = {t.strip().lower() for t in (title, title.split(",")[0]) if t.strip()}
+    ents = list(doc.ents)
+    out: list[Span] = []
+    i = 0
+    while i < len(ents):
+        ent = ents[i]
+        after = ents[i + 1] if i + 1 < len(ents) else None
+        opening = next((t for t in ent if t.lower_ not in _LEADING), None)
+        if (
+            after is not None
+            and len(ent) > 1
+            and ent[-1].lower_ == "of"
+            and after.start == ent.end
+            and after.label_ in _NAMED_LABELS  # not "Rosary of | one hundred and one", "Convention of | 1850"
+            and ent.label_ != "PERSON"  # "Queen Petronila of | Aragon" took "she" from the article's queen
+            and opening is not None
+            and opening.text[:1].isupper()
+            and not titles
+            & {doc[opening.i : ent.end - 1].text.lower(), doc[opening.i : after.end].text.lower()}
+        ):
+            out.append(Span(doc, ent.start, after.end, label=ent.label_))
+            i += 2
+            continue
+        out.append(ent)
+        i += 1
+    return out
+
+
 def _trim(ent: Span) -> tuple[int, int]:
     start, end = ent.start, ent.end
     doc = ent.doc
@@ -1021,6 +1080,36 @@ def _regional_places(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[
             start -= 1
         out.append((start, end, etype))
     return out
+
+
+#: Capitalised nouns that a number after them makes a name: "Route 66", "Texas District 16".
+_NUMBERED_WAYS = frozenset({"Route", "Highway", "Interstate", "District", "Road", "Channel"})
+
+
+def _numbered_ways(doc: Doc, spans: list[tuple[int, int, str]], title: str) -> list[tuple[int, int, str]]:
+    """``North Carolina Highway 150`` / ``U.S. Route 66`` / ``Texas District 16``: a road or district
+    numbered after a name is one place, the name and the number included. The NER reads "North
+    Carolina" and "150" apart and leaves "Highway" out, so the park lay off North Carolina, and
+    "Texas District 16" was "Texas District", the district's number lost. A bare "District 9" in the
+    article "Ohio's 9th district" is the article's own district, which the title rules name."""
+    out = list(spans)
+    for tok in doc[:-1]:
+        number = doc[tok.i + 1]
+        if tok.text not in _NUMBERED_WAYS or number.tag_ != "CD" or not number.text[:1].isdigit():
+            continue
+        end = number.i + 1
+        start = tok.i
+        before = next((sp for sp in out if sp[1] == tok.i or sp[0] <= tok.i < sp[1]), None)
+        if before is not None and before[2] in {"PLACE", "ORG"}:
+            start = before[0]
+        elif tok.text.lower() in title.lower() and re.search(
+            rf"\b{re.escape(number.text)}(?:st|nd|rd|th)?\b", title
+        ):
+            continue
+        if any(s <= tok.i and end <= e for s, e, _t in out):
+            continue  # the NER has it whole ("Interstate 95")
+        out = [sp for sp in out if sp[1] <= start or end <= sp[0]] + [(start, end, "PLACE")]
+    return sorted(out)
 
 
 def _feature_names(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -90,6 +90,39 @@ _IRREGULAR = {
 _IRREGULAR_BACK = {v: k for k, v in _IRREGULAR.items()}
 
 
+# Base form -> simple past, for irregular verbs: a question that turns a gerund or participle into
+# a past tense ("becoming the first ..." -> "Who became ...?") had "becomed", "wined", "taked".
+_PAST_OF_BASE = dict(
+    pair.split(":")
+    for pair in (
+        "arise:arose awake:awoke be:was bear:bore beat:beat become:became begin:began bend:bent "
+        "bind:bound bite:bit blow:blew break:broke bring:brought build:built buy:bought catch:caught "
+        "choose:chose come:came cut:cut deal:dealt dig:dug do:did draw:drew drink:drank drive:drove "
+        "eat:ate fall:fell feed:fed feel:felt fight:fought find:found flee:fled fly:flew forbid:forbade "
+        "forget:forgot forgive:forgave freeze:froze get:got give:gave go:went grow:grew hang:hung "
+        "have:had hear:heard hide:hid hit:hit hold:held keep:kept know:knew lay:laid lead:led "
+        "leave:left lend:lent let:let lie:lay light:lit lose:lost make:made mean:meant meet:met "
+        "oversee:oversaw overtake:overtook pay:paid put:put quit:quit read:read rewrite:rewrote "
+        "ride:rode ring:rang rise:rose run:ran say:said see:saw seek:sought sell:sold send:sent "
+        "set:set shake:shook shoot:shot show:showed shut:shut sing:sang sink:sank sit:sat sleep:slept "
+        "speak:spoke spend:spent spin:spun split:split spread:spread spring:sprang stand:stood "
+        "steal:stole stick:stuck strike:struck swear:swore sweep:swept swim:swam swing:swung "
+        "take:took teach:taught tear:tore tell:told think:thought throw:threw undergo:underwent "
+        "understand:understood undertake:undertook wake:woke wear:wore win:won wind:wound "
+        "withdraw:withdrew write:wrote"
+    ).split()
+)
+
+
+def simple_past(base: str) -> str:
+    """``win`` -> ``won``, ``move`` -> ``moved``, ``play`` -> ``played``: the simple past of a verb's
+    base form."""
+    irregular = _PAST_OF_BASE.get(base.lower())
+    if irregular is not None:
+        return irregular
+    return base + ("d" if base.endswith("e") else "ed")
+
+
 def past_of_participle(participle: str) -> str:
     """``written`` -> ``wrote``; regular verbs are returned unchanged."""
     return _IRREGULAR.get(participle.lower(), participle)

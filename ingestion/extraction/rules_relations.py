@@ -36,6 +36,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     party_of_adjective,
     past_of_participle,
     place_kind,
+    simple_past,
 )
 
 _SUBJ = {"nsubj", "nsubjpass"}
@@ -448,7 +449,7 @@ class RelationRules:
         """The entity a subject/object token stands for, if any."""
         key = self.t.key_at(tok)
         if key:
-            return key
+            return None if _stands_for_people(tok, self.t.get(key).type) else key
         if tok.lower_ in RELATIVE_PRONOUNS and tok.pos_ in {"PRON", "DET"}:
             return self._antecedent(tok, depth)
         if tok.pos_ == "PRON":
@@ -460,6 +461,8 @@ class RelationRules:
         if tok.pos_ in {"NOUN", "PROPN"}:
             for child in tok.children:  # "the journal X" / "the film Titanic"
                 if child.dep_ in {"appos", "compound"} and self.t.key_at(child) and child.i > tok.i:
+                    if child.pos_ == "NUM" and tok.tag_ == "NNS":  # "eleven children: eight at A, three at B"
+                        continue  # counts of the plural, naming no one ("the period 833–34" is named)
                     return self.t.key_at(child)
             named = self._closing_name(tok)
             if named is not None:
@@ -584,6 +587,8 @@ class RelationRules:
         out: list[_Path] = []
         for member in coordinated(tok):
             key = self.t.key_at(member) or (self.resolve(member) if member.pos_ == "PRON" else None)
+            if key and _stands_for_people(member, self.t.get(key).type):
+                continue
             if key:
                 out.append(_Path(list(prefix), key, member))
                 for extra in self._co_places(member, key):  # "Nashville, Tennessee"
@@ -1987,6 +1992,24 @@ def nominal(tok: Token) -> bool:
     )
 
 
+def _stands_for_people(tok: Token, etype: str) -> bool:
+    """A nationality or a bare count standing as a noun for people nobody names ("became the first
+    Chilean born in Antarctica", "eight at the Esperanza Base and three at ..."): no participant of
+    an event ("Where was Chilean born?", "Where were eight born?"). The nationality rules read such
+    words through their own paths."""
+    if tok.dep_ not in _SUBJ | _OBJ | {"pobj", "appos", "conj"}:
+        return False
+    if etype == "NORP":  # one of a nation ("a German", "the first Chilean"), not a people ("the Dutch")
+        children = list(tok.children)
+        one = any(c.dep_ == "det" and c.lower_ in {"a", "an"} for c in children) or (
+            any(c.dep_ == "det" and c.lower_ == "the" for c in children)
+            and any(c.dep_ == "amod" for c in children)
+        )
+        compound = any(c.dep_ == "compound" for c in children)  # "Han Chinese"
+        return one and not compound and country_of_demonym(tok.text) is not None
+    return etype == "NUMBER" and tok.pos_ == "NUM" and tok.dep_ in _SUBJ and not list(tok.children)
+
+
 def class_phrase(noun: Token, table: EntityTable) -> list[str] | None:
     """The class a description names, without article, dates or nationality: "rock band"."""
     left = [c for c in noun.subtree if c.i < noun.i and c.i >= noun.left_edge.i]
@@ -2010,7 +2033,7 @@ def class_phrase(noun: Token, table: EntityTable) -> list[str] | None:
 
 def _finite(lemma: str, tag: str) -> str:
     if tag == "VBD":
-        return lemma + ("d" if lemma.endswith("e") else "ed")
+        return simple_past(lemma)
     if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
         return lemma + "es"
     if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
