@@ -1727,6 +1727,13 @@ class VerbGroup:
         self.synthetic = False
         self.tag = pred.tag_
         self.lead: VerbGroup | None = None
+        if self.aux[:1] in (["having"], ["being"]):
+            # "X, having sold 75 million records, is ..." / "being buried in Y": a clause with no tense
+            # of its own takes its sentence's ("How many records has X sold?"); 3.9 asked "How many
+            # records having X sold?"
+            past = _past_sentence(pred)
+            self.aux[0] = {"having": "had" if past else "has", "being": "was" if past else "is"}[self.aux[0]]
+            self.synthetic = True
         if self.aux[:1] == ["to"] and pred.tag_ in {"VB", "VBN"} and _realised_infinitive(pred):
             # "the first Sultan to travel to Y": an infinitive's event happened; "did" carries its
             # tense ("Where did X travel to?", "Who did travel to Y?"), whatever the verb's past form,
@@ -1741,12 +1748,7 @@ class VerbGroup:
             # restore?"); an infinitive alone would ask "Where to X premiere?"
             self.lead = VerbGroup(lead, any(c.dep_ == "auxpass" for c in lead.children), doc)
         if not self.aux and pred.tag_ in {"VBN", "VBG"} and pred.dep_ in _NONFINITE_DEPS:
-            root = pred.sent.root
-            past = (
-                root.tag_ in {"VBD"}
-                or any(c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"})
-                or _dated(pred)  # "a church built in 1850" in a present sentence: a past event
-            )
+            past = _past_sentence(pred) or _dated(pred)  # "a church built in 1850" in a present sentence
             if pred.tag_ == "VBN" and passive:
                 self.aux = ["was" if past else "is"]
                 self.synthetic = True
@@ -1990,6 +1992,12 @@ def nominal(tok: Token) -> bool:
         and tok.dep_ in {"attr", "dobj", "pobj", "appos"}
         and any(c.dep_ == "det" for c in tok.children)
     )
+
+
+def _past_sentence(pred: Token) -> bool:
+    """Whether the sentence around a clause without a tense of its own tells the past."""
+    root = pred.sent.root
+    return root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in root.children if c.dep_ in {"aux", "auxpass"})
 
 
 def _stands_for_people(tok: Token, etype: str) -> bool:
