@@ -1478,3 +1478,33 @@ def test_one_person_of_a_nation_or_a_bare_count_is_no_participant(extractor: Off
         )
     )
     assert led["Who led Dutch?"] == {"Willem Brand"}
+
+
+def test_a_clause_opening_on_having_or_being_takes_its_sentences_tense(extractor: OfflineExtractor) -> None:
+    """3.9 kept the participle's "having"/"being" as if it were a tense: "How many records having X
+    sold?", "Who being characterised as ...?"."""
+    sold = qa_map(
+        extractor.extract(
+            ChunkText(
+                "Ada Quist, having sold more than 75 million records, is one of the best-selling artists.",
+                "Ada Quist",
+            )
+        )
+    )
+    assert sold["How many records has Ada Quist sold?"] == {"more than 75 million"}
+    assert sold["Who has sold more than 75 million records?"] == {"Ada Quist"}
+    text = "Piet Ridder was popular, being characterised as the natural successor of Dickens."
+    praised = qa_map(extractor.extract(ChunkText(text, "Piet Ridder")))
+    assert praised["Who was characterised as the natural successor of Dickens?"] == {"Piet Ridder"}
+    assert not [q for q in [*sold, *praised] if re.search(r"\b(having|being)\b", q)]
+
+
+def test_an_article_agrees_with_the_word_after_it(extractor: OfflineExtractor) -> None:
+    """The nationality taken out of "an American politician" left "an politician" in 3.9."""
+    qas = qa_map(
+        extractor.extract(
+            ChunkText("Wall Dorsey was an American politician from Mississippi.", "Wall Dorsey")
+        )
+    )
+    assert qas["Who was a politician from Mississippi?"] == {"Wall Dorsey"}
+    assert not [q for q in qas if " an politician" in q]
