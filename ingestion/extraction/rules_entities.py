@@ -631,7 +631,9 @@ def _through_title(
     of thing ("Parish": a place), else as the NER typed it."""
     start, end, etype = span
     for ts, te in title_spans:
-        if ts < start < te < end:
+        # a title matched in lower case names nothing there ("recorded at the Rainbow Theatre" in
+        # the article "At the Rainbow")
+        if ts < start < te < end and doc[ts].text[:1].isupper():
             return ts, end, NOUN_TYPES.get(doc[end - 1].lower_, etype)
     return span
 
