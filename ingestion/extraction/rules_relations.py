@@ -2042,6 +2042,8 @@ def class_phrase(noun: Token, table: EntityTable) -> list[str] | None:
 def _finite(lemma: str, tag: str) -> str:
     if tag == "VBD":
         return simple_past(lemma)
+    if lemma in {"be", "have"}:  # 3.9 asked "What bes X the director of?", "What haves ...?"
+        return {"be": "is", "have": "has"}[lemma]
     if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
         return lemma + "es"
     if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
