@@ -1508,3 +1508,11 @@ def test_an_article_agrees_with_the_word_after_it(extractor: OfflineExtractor) -
     )
     assert qas["Who was a politician from Mississippi?"] == {"Wall Dorsey"}
     assert not [q for q in qas if " an politician" in q]
+
+
+def test_be_and_have_take_their_own_present(extractor: OfflineExtractor) -> None:
+    """ "best known for being the director of X": 3.9 asked "What bes Tove Lind the director of?"."""
+    text = "Tove Lind is a Swedish director, who is best known for being the director of the film Harbour Lights."
+    qas = qa_map(extractor.extract(ChunkText(text, "Tove Lind")))
+    assert [a for q, a in qas.items() if q.endswith(" is Tove Lind the director of?")] == [{"Harbour Lights"}]
+    assert not [q for q in qas if re.search(r"\b(bes|haves)\b", q)]
