@@ -1516,29 +1516,3 @@ def test_be_and_have_take_their_own_present(extractor: OfflineExtractor) -> None
     qas = qa_map(extractor.extract(ChunkText(text, "Tove Lind")))
     assert [a for q, a in qas.items() if q.endswith(" is Tove Lind the director of?")] == [{"Harbour Lights"}]
     assert not [q for q in qas if re.search(r"\b(bes|haves)\b", q)]
-
-
-def test_a_date_on_a_copula_is_asked_with_its_describing_noun(extractor: OfflineExtractor) -> None:
-    """ "X was president from 1934 to 1935": when X was president; 3.9 asked "Who was from 1934?"
-    and "From when was X?". With a name in the noun's phrase ("the king of Y from 855") only the
-    questions naming it carry the date; a place on the copula stays the subject's place."""
-    qas = qa_map(extractor.extract(ChunkText("Frank Lund was president from 1934 to 1935.", "Frank Lund")))
-    assert qas["Who was president from 1934?"] == {"Frank Lund"}
-    assert [
-        a
-        for q, a in qas.items()
-        if q.endswith(" was Frank Lund president?") or q.endswith(" Frank Lund president from?")
-    ] == [{"1934"}]
-    king = qa_map(
-        extractor.extract(
-            ChunkText("Lothar II was the king of Lotharia from 855 until his death.", "Lothar II")
-        )
-    )
-    assert king["Who was the king of Lotharia from 855?"] == {"Lothar II"}
-    assert not [
-        q
-        for q in [*qas, *king]
-        if re.search(
-            r"\b(was|were) (from|to|in|since) \d|^(From|Until|Since) when was [^?]*\b(Lund|Lothar II)\?$", q
-        )
-    ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
 
@@ -974,32 +974,9 @@ class RelationRules:
         context = self._context_object(pred, subj)
         alias_verb = pred.lemma_ in _ALIAS_VERBS and (passive or pred.tag_ == "VBN")
         kept: list[_Path] = []
-        attribute = self._described_by(pred) if copula else None
-        described = False  # the noun's words lead the first phrase of the n-ary questions only
         for path in self.paths(pred):
             if path.key == subj:
                 continue
-            if (
-                attribute is not None
-                and path.via_prep
-                and path.noun is None
-                and path.tok not in attribute[0].subtree
-            ):
-                # "X was president from 1934": the date is when X was president, which a question
-                # without the noun loses ("Who was from 1934?"), so the noun's words lead; with a name
-                # in the noun's phrase ("was the king of Y from 855") only the questions naming it
-                # tell a date (the n-ary ones), while a place stays X's place ("is a village in A, in
-                # B, C": "What country is X in?")
-                words = attribute[1]
-                if words is not None:
-                    led = replace(path, words=[*words, *path.words])
-                    self._fact(subj, vg, led, context if context and context[1] != path.key else None)
-                    kept.append(path if described else led)
-                    described = True
-                    continue
-                if self.t.get(path.key).type in {"DATE", "NUMBER"}:  # a year the NER took for a number
-                    kept.append(path)
-                    continue
             ctx = context if context and context[1] != path.key and path.via_prep else None
             if path.count_noun is not None:
                 self._count_fact(subj, vg, path)
@@ -1013,15 +990,6 @@ class RelationRules:
             kept.append(path)
         self._nary(subj, vg, kept)
         self._co_members(subj, vg, kept)
-
-    def _described_by(self, pred: Token) -> tuple[Token, list[str] | None] | None:
-        """The describing noun a copula has as its attribute ("was the king of Y", "was president"),
-        with its words, or None for them when its phrase names an entity; None when there is none."""
-        noun = next((c for c in pred.children if c.dep_ == "attr" and nominal(c)), None)
-        if noun is None or self.t.key_at(noun):
-            return None
-        named = any(self.t.key_at(t) for t in noun.subtree if t.i != noun.i)
-        return noun, None if named else noun_phrase(noun, self.t)
 
     def _co_members(self, subj: str, vg: VerbGroup, paths: list[_Path]) -> None:
         """``flows along the border between A, B and C`` / ``covers six counties -- A, B and C``.
