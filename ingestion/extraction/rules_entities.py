@@ -164,9 +164,7 @@ class EntityTable:
     def _title_spans(self) -> list[tuple[int, int]]:
         if not self.title_name:
             return []
-        variants = [self.title_name]
-        if "," in self.title_name:
-            variants.append(self.title_name.split(",")[0].strip())
+        variants = _title_variants(self.title_name)
         found: list[tuple[int, int]] = []
         taken: set[int] = set()
         for variant in variants:
@@ -622,6 +620,14 @@ def _personal_name(name: str) -> bool:
 _LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
 
 
+def _title_variants(title: str) -> list[str]:
+    """How a text may write its document's title: whole, and its part before a comma ("Weston" for
+    "Weston, Ontario")."""
+    if not title:
+        return []
+    return [title, title.split(",")[0].strip()] if "," in title else [title]
+
+
 def _through_title(
     doc: Doc, span: tuple[int, int, str], title_spans: list[tuple[int, int]]
 ) -> tuple[int, int, str]:
@@ -654,7 +660,7 @@ def _names_cut_at_of(doc: Doc, title: str) -> list[Span]:
     of | Aragon", two organisations to the NER, made the article's queen an organisation that "she"
     could not be), nor when it is a person ("a Duke of | Żagań-Przewóz" became a person beside the
     article's duke)."""
-    titles = {t.strip().lower() for t in (title, title.split(",")[0]) if t.strip()}
+    titles = {t.lower() for t in _title_variants(title)}
     ents = list(doc.ents)
     out: list[Span] = []
     i = 0
