@@ -488,3 +488,41 @@ def test_two_hop_probes_are_composed_as_one_question() -> None:
     ) == ("Who is the spouse of the director of Jump for Glory?")
     assert composed_question(("When was Brand published?", "Where was <ENTITY_Q1> born?")) is None
     assert composed_question(("Who is the author of Brand?", "Where was Ibsen born?")) is None
+
+
+def test_deleting_the_last_document_clears_the_hierarchy_instead_of_walking_it(
+    shared: Shared, corpus: list[dict], driver
+) -> None:
+    """While another document's chunks are in the hierarchy a delete walks it level by level; the
+    last document's delete would dissolve every cluster, so the stage clears the hierarchy at once
+    (nodes, links, replicas, vectors and markers), which is what the walk would end with."""
+    namespace = f"cl{uuid.uuid4().hex[:12]}"
+    halves = {"first": corpus[:8], "second": corpus[8:16]}
+    docs = [
+        {"title": f"The {name} half", "text": "\n\n".join(p["text"] for p in part)}
+        for name, part in halves.items()
+    ]
+    with Memory(namespace=namespace, settings=shared.settings) as memory:
+        memory.ingest(docs)
+        stage = memory.ingestor.stages[0]
+        ids = [make_document(d["text"], title=d["title"]).id for d in docs]
+        chunks = {
+            doc_id: len(memory.graph.read("stages/document_chunk_ids", doc_id=doc_id)) for doc_id in ids
+        }
+        assert all(n > 1 for n in chunks.values()) and stage.health()["clusters"] > 0
+
+        memory.delete(ids[0])
+        assert stage.last_delete is not None and "cleared" not in stage.last_delete.written
+        assert stage.last_delete.written["levels_touched"] >= 1
+        assert_healthy(stage, chunks[ids[1]])
+        assert stage.health()["clusters"] > 0
+
+        memory.delete(ids[1])
+        assert stage.last_delete is not None and stage.last_delete.written == {"cleared": 1}
+        assert assert_healthy(stage, 0)["clusters"] == 0
+        with driver.session() as session:
+            left = session.run(
+                "MATCH (n {namespace: $ns}) WHERE n:Cluster OR n:Replica RETURN count(n) AS nodes",
+                ns=namespace,
+            ).single()["nodes"]
+        assert left == 0 and memory.stats()["documents"] == 0

@@ -228,6 +228,18 @@ class ClusterStage(MemoryStage):
         return self.grow(chunks, ())
 
     def delete_document(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
+        """Take the document's chunks out of the hierarchy. When no other document's chunk is in
+        it, nothing of the hierarchy survives the delete, so it is cleared outright: the same end
+        as the level-by-level walk (every cluster dissolves), at a fraction of the cost."""
+        if chunk_ids and not self.context.graph.read(
+            "clusters/other_document_indexed", doc_id=doc_id, stage=self.name
+        ):
+            started = time.perf_counter()
+            self.clear()
+            self.last_delete = StageReport(
+                self.name, written={"cleared": 1}, seconds=time.perf_counter() - started
+            )
+            return
         self.last_delete = self.grow((), chunk_ids)
 
     def remove_chunks(self, chunk_ids: Sequence[str]) -> StageReport:
