@@ -8,6 +8,7 @@ import argparse
 import json
 import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench_support import SHARED
@@ -47,6 +48,11 @@ def arguments(doc: str, name: str, seed: int) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=RESULTS / name)
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument(
+        "--exclude", type=Path, action="append", default=[], metavar="QUESTIONS_JSON",
+        help="Leave out every question this earlier set holds (repeatable): with another --seed, a "
+        "fresh set whose questions no earlier result has seen.",
+    )  # fmt: skip
     return parser.parse_args()
 
 
@@ -119,10 +125,22 @@ class Support:
 
 
 def write_set(
-    out: Path, items: list[dict], support: Support, corpus: list[dict], distractors: int, rng: random.Random
+    out: Path,
+    items: list[dict],
+    support: Support,
+    corpus: list[dict],
+    distractors: int,
+    rng: random.Random,
+    exclude: Sequence[Path] = (),
 ) -> list[dict]:
     """Write ``questions.json`` and ``corpus.json`` (the supporting passages, then ``distractors`` seeded
-    random others) to ``out``; returns the corpus passages."""
+    random others) to ``out``; returns the corpus passages. Questions any ``exclude`` file holds are
+    left out (their passages stay, as distractors), so a set drawn with another seed is fresh."""
+    seen = {q["question"] for path in exclude for q in json.loads(path.read_text())}
+    if seen:
+        kept = [i for i in items if i["question"] not in seen]
+        print(f"left out {len(items) - len(kept)} questions earlier sets hold")
+        items = kept
     others = [p for p in corpus if p["title"] not in support.used]
     rng.shuffle(others)
     passages = [

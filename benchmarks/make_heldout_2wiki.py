@@ -68,7 +68,7 @@ def main() -> None:
     for name in INVENTED_FILMS:
         shape = rng.choice(["What nationality is the director of {}?", "When was the director of {} born?"])
         items.append({"id": f"absent-{len(items)}", "question": shape.format(name), "answerable": False})
-    write_set(args.out, items, support, corpus, args.distractors, rng)
+    write_set(args.out, items, support, corpus, args.distractors, rng, args.exclude)
 
 
 if __name__ == "__main__":
