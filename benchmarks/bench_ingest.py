@@ -9,7 +9,8 @@ then a default ingest (every default stage) of the same N passages into a fresh
 namespace, and their ratio; with the peak RSS through the ingest, every text the
 embedder was given per passage (and how many were repeats of a text already
 embedded), and where the time went (embedding, vector writes and graph writes by
-caller). Run it in a fresh data home (``ENGRAMDB_HOME=$(mktemp -d)``) to compare
+caller), and the CPU Neo4j's JVM spent meanwhile by thread group (its JIT compilers, the workers
+running the queries, the garbage collector). Run it in a fresh data home (``ENGRAMDB_HOME=$(mktemp -d)``) to compare
 runs: the index build at the end of an ingest grows with the points earlier runs
 left in the home.
 
@@ -32,7 +33,16 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_support import SHARED, RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
+from bench_support import (
+    SHARED,
+    RssSplit,
+    bench_settings,
+    describe_rss_split,
+    jvm_cpu_delta,
+    jvm_cpu_seconds,
+    local_neo4j,
+    peak_rss_mb,
+)
 
 from engramdb.ingestion.extraction.extractors import ChunkJob, OfflineGSWExtractor
 from engramdb.ingestion.extraction.offline import ChunkText
@@ -43,6 +53,7 @@ from engramdb.ingestion.stages.gists import FACT_COLLECTION, GIST_COLLECTION
 from engramdb.ingestion.writer import BatchRows, ChunkResult, build_rows, write_rows
 from engramdb.platform.embedders import make_embedder
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.platform.neo4j_server import LocalNeo4j
 from engramdb.platform.storage import QA_COLLECTION, passage_text
 
 
@@ -184,10 +195,13 @@ def travel(settings, corpus: Path, n: int) -> dict:
                   "final index build depend on them: run in a fresh ENGRAMDB_HOME to compare runs", file=sys.stderr)  # fmt: skip
         upserts: dict[str, float] = {}
         _timed_method(memory.vectors, "upsert", upserts, lambda a: a[0])
+        jvm_pid = LocalNeo4j(settings).pid() if settings.uses_local_neo4j else None
+        jvm_before = jvm_cpu_seconds(jvm_pid)
         started, cpu = time.perf_counter(), time.process_time()
         with RssSplit() as split:
             report = memory.ingest(docs)
         ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
+        jvm = jvm_cpu_delta(jvm_before, jvm_cpu_seconds(jvm_pid))
         # read now: the baseline below loads a second model beside the open memory, and what that
         # holds is not the ingest's
         rss_ingest = peak_rss_mb()
@@ -209,6 +223,7 @@ def travel(settings, corpus: Path, n: int) -> dict:
         "corpus": str(corpus), "namespace": namespace, "passages": n,
         "embed_alone_seconds": embed_alone, "embed_alone_runs": [alone_first, alone_last], "ingest_seconds": ingest_s, "ratio": ingest_s / embed_alone,
         "ingest_cpu_seconds": ingest_cpu, "embed_alone_cpu_seconds": alone_cpu, "cpu_ratio": ingest_cpu / alone_cpu,
+        "neo4j_jvm_cpu_seconds": jvm,
         "diffusion_snapshot": snapshot,
         "peak_rss_mb_python": rss_ingest, "peak_rss_mb_before_ingest": rss_before,
         "peak_rss_mb_whole_run": peak_rss_mb(), "qa_points_held_before": held, "rss_split_mb": split.result(),
@@ -250,6 +265,9 @@ def print_travel(r: dict) -> None:
     print(f"  CPU of this process (Neo4j's JVM not included): ingest {r['ingest_cpu_seconds']:.1f} s vs embedding "
           f"alone {r['embed_alone_cpu_seconds']:.1f} s = {r['cpu_ratio']:.1f}x; "
           f"tokens run through the model {r['model_tokens'] / r['tokens_embedded_alone']:.1f}x the passages' own")  # fmt: skip
+    if jvm := r.get("neo4j_jvm_cpu_seconds"):
+        print(f"  CPU of Neo4j's JVM through the ingest: {jvm['total']:.1f} s ("
+              + ", ".join(f"{k} {v:.1f}" for k, v in jvm.items() if k != "total") + ")")  # fmt: skip
     d = r["diffusion_snapshot"]
     print(f"  diffusion walk snapshot of this memory: {d['bytes'] / 1e6:.1f} MB for {d['chunks']} passages "
           f"({d['bytes_per_passage']:,.0f} B per passage, {d['edges']} walk edges, {d['entities']} entities), "

@@ -65,6 +65,58 @@ def forget_question_vectors(embedder: object) -> None:
             cache.clear()
 
 
+#: Neo4j's JVM threads by what they do, by the start of their names in /proc (Linux cuts names at
+#: 15 characters): the JIT's compilers, the Bolt workers that run the queries, the garbage collector.
+JVM_THREAD_GROUPS = (
+    ("JIT compilers", ("C1 CompilerThre", "C2 CompilerThre")),
+    ("query workers", ("neo4j.BoltWorke",)),
+    ("garbage collector", ("GC Thread", "G1 ")),
+)
+
+
+def jvm_cpu_seconds(pid: int | None) -> dict[str, float]:
+    """The CPU seconds a JVM has used: ``total`` (every thread, ended ones too) and per group of
+    :data:`JVM_THREAD_GROUPS` (threads alive now); empty where /proc cannot tell (no pid, not Linux).
+    Take it before and after a run and subtract: what threads that ended in between used (Lucene's
+    merge threads, say) is in the total but in no group."""
+    if pid is None:
+        return {}
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu(stat: str) -> float:
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+
+    try:
+        out = {"total": cpu(Path(f"/proc/{pid}/stat").read_text())}
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return {}
+    for group, _ in JVM_THREAD_GROUPS:
+        out[group] = 0.0
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        for group, prefixes in JVM_THREAD_GROUPS:
+            if name.startswith(prefixes):
+                out[group] += cpu(stat)
+                break
+    return out
+
+
+def jvm_cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What the JVM used between two :func:`jvm_cpu_seconds` readings; ``other`` is the rest of
+    the total (threads in no group, and threads that ended)."""
+    if not before or not after:
+        return {}
+    delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    delta["other"] = delta["total"] - sum(delta[g] for g, _ in JVM_THREAD_GROUPS)
+    return delta
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
