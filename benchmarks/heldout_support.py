@@ -124,23 +124,23 @@ class Support:
         return [{"title": p["title"], "paragraph_text": p["text"], "is_supporting": True} for p in passages]
 
 
+def leave_out(items: list[dict], exclude: Sequence[Path]) -> list[dict]:
+    """``items`` without the questions any ``exclude`` file (an earlier set's questions.json) holds, so
+    a set drawn with another seed is fresh; the left-out questions' passages still go into the corpus
+    (``support`` keeps them), as distractors."""
+    seen = {q["question"] for path in exclude for q in json.loads(path.read_text())}
+    if not seen:
+        return items
+    kept = [i for i in items if i["question"] not in seen]
+    print(f"left out {len(items) - len(kept)} questions earlier sets hold")
+    return kept
+
+
 def write_set(
-    out: Path,
-    items: list[dict],
-    support: Support,
-    corpus: list[dict],
-    distractors: int,
-    rng: random.Random,
-    exclude: Sequence[Path] = (),
+    out: Path, items: list[dict], support: Support, corpus: list[dict], distractors: int, rng: random.Random
 ) -> list[dict]:
     """Write ``questions.json`` and ``corpus.json`` (the supporting passages, then ``distractors`` seeded
-    random others) to ``out``; returns the corpus passages. Questions any ``exclude`` file holds are
-    left out (their passages stay, as distractors), so a set drawn with another seed is fresh."""
-    seen = {q["question"] for path in exclude for q in json.loads(path.read_text())}
-    if seen:
-        kept = [i for i in items if i["question"] not in seen]
-        print(f"left out {len(items) - len(kept)} questions earlier sets hold")
-        items = kept
+    random others) to ``out``; returns the corpus passages."""
     others = [p for p in corpus if p["title"] not in support.used]
     rng.shuffle(others)
     passages = [

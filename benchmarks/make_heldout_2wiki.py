@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from heldout_support import Support, arguments, film_pool, load_corpus, write_set, year_of
+from heldout_support import Support, arguments, film_pool, leave_out, load_corpus, write_set, year_of
 
 from engramdb.ingestion.extraction.rules_lexicon import country_of_demonym
 
@@ -68,7 +68,7 @@ def main() -> None:
     for name in INVENTED_FILMS:
         shape = rng.choice(["What nationality is the director of {}?", "When was the director of {} born?"])
         items.append({"id": f"absent-{len(items)}", "question": shape.format(name), "answerable": False})
-    write_set(args.out, items, support, corpus, args.distractors, rng, args.exclude)
+    write_set(args.out, leave_out(items, args.exclude), support, corpus, args.distractors, rng)
 
 
 if __name__ == "__main__":
