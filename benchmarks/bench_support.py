@@ -117,6 +117,18 @@ def jvm_cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str
     return delta
 
 
+def cpu_floor(
+    process_cpu: float, jvm: dict[str, float], wall: float, cores: int | None = None
+) -> dict[str, float]:
+    """The least wall time a run's work could take here: the CPU seconds it used (this process and
+    Neo4j's JVM) spread over every core with none idle. A target under this floor cannot be met by
+    overlapping or scheduling the same work better, only by doing less of it; ``busy`` is the share
+    of the cores' time the run, ``wall`` seconds long, kept them working."""
+    cores = cores or os.cpu_count() or 1
+    used = process_cpu + jvm.get("total", 0.0)
+    return {"cores": cores, "core_seconds": used, "seconds": used / cores, "busy": used / (cores * wall)}
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
