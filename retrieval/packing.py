@@ -222,6 +222,7 @@ def fill_budget(
     passages: Sequence[Evidence] = (),
     tier: Future[list[dict[str, Any]]] | Sequence[dict[str, Any]] | None = None,
     lead: int | None = None,
+    reserve: Sequence[Evidence] = (),
 ) -> list[Evidence]:
     """A strategy's ranking packed into ``budget`` tokens: its leading units (:func:`split_lead`)
     first, in its order; then passages found by plain similarity (dense search for the question,
@@ -231,7 +232,8 @@ def fill_budget(
     found. The other ``queries`` (sub-questions) and ``focus`` choose the sentences of a passage
     that must be shortened. Dense search for the sub-questions too was measured: the same
     answer-in-evidence on both own question sets, 20-30 ms more per ask. ``tier`` is the dense search already started by
-    :func:`passage_tier` for ``queries[0]``, or its rows when the strategy found them itself."""
+    :func:`passage_tier` for ``queries[0]``, or its rows when the strategy found them itself.
+    ``reserve`` units take the place of the first unit that would be cut (:func:`with_reserve`)."""
     if tier is None:
         rows = _dense_rows(context, queries[0])
     elif isinstance(tier, Future):
@@ -240,7 +242,27 @@ def fill_budget(
         rows = tier
     found = passage_evidence(rows)
     first, rest = split_lead(own, budget, lead)
-    return pack([*first, *interleave(found, [*rest, *passages])], budget, focus=[*queries, *focus])
+    order = [*first, *interleave(found, [*rest, *passages])]
+    packed = pack(order, budget, focus=[*queries, *focus])
+    return with_reserve(order, packed, reserve, budget, [*queries, *focus])
+
+
+def with_reserve(
+    order: Sequence[Evidence],
+    packed: list[Evidence],
+    reserve: Sequence[Evidence],
+    budget: int,
+    focus: Sequence[str],
+) -> list[Evidence]:
+    """``packed`` (``order`` packed into ``budget``) again with the ``reserve`` units placed before the
+    first unit that had to be shortened: where the whole units end, a strategy's compact units
+    (diffusion's best facts) fill the room rather than a passage's fragment. Unchanged when nothing
+    was shortened or there is no reserve."""
+    cut = next((u.id for u in packed if u.metadata.get("shortened")), None)
+    if not reserve or cut is None:
+        return packed
+    at = next(i for i, u in enumerate(order) if u.id == cut)
+    return pack([*order[:at], *reserve, *order[at:]], budget, focus=focus)
 
 
 def split_lead(

@@ -416,6 +416,33 @@ def test_the_budget_passage_tier_is_what_dense_search_finds(films, question) -> 
     assert result.evidence_tokens <= 64
 
 
+def test_a_small_budget_fills_with_the_best_facts_where_a_passage_would_be_cut(films) -> None:
+    """Where the whole passages end, the facts that matched the question best fill the room rather
+    than a passage cut to a fragment; each is a fact the gists stage stored, cited to its passage."""
+    memory, _ = films
+    question = "Where was the director of Big Eyes born?"
+    with_facts = strategy(memory, budget=64).ask(question)
+    without = strategy(memory, budget=64, facts=0).ask(question)
+    assert not any(e.kind == "fact" for e in without.evidence)
+    assert any(e.metadata.get("shortened") for e in without.evidence)  # plain packing cuts a passage here
+    facts = [e for e in with_facts.evidence if e.kind == "fact"]
+    assert facts and with_facts.evidence_tokens <= 64
+    # here the second hop's answer comes in a fact, where plain packing gave another passage's fragment
+    assert "Burbank" in " ".join(e.text for e in facts)
+    assert "Burbank" not in " ".join(e.text for e in without.evidence)
+    # the passages packed whole before the cut stay, in their order, ahead of the facts
+    whole = [e.id for e in without.evidence if not e.metadata.get("shortened")]
+    first_fact = next(i for i, e in enumerate(with_facts.evidence) if e.kind == "fact")
+    assert [e.id for e in with_facts.evidence[:first_fact]] == whole[:first_fact]
+    stored = {h.key: h.payload for h in memory.vectors.search(
+        FACT_COLLECTION, memory.namespace, memory.embedder.embed_query(question), 5)}  # fmt: skip
+    cited = {c.evidence_id: c for c in with_facts.citations}
+    for fact in facts:
+        assert fact.id in stored and fact.text == stored[fact.id]["text"]
+        assert fact.chunk_ids == (stored[fact.id]["chunk_id"],)
+        assert cited[fact.id].doc_id == stored[fact.id]["doc_id"]
+
+
 def test_comparison_question_is_split_and_selected_two_plus_two_plus_one(films) -> None:
     memory, _ = films
     result = strategy(memory).ask("Which film came out first, Big Eyes or Edward Scissorhands?")

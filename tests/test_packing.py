@@ -9,7 +9,7 @@ import pytest
 from engramdb.ingestion.documents import split_sentences
 from engramdb.platform.embedders import count_tokens
 from engramdb.retrieval.evidence import text_tokens
-from engramdb.retrieval.packing import ELISION, pack, split_lead
+from engramdb.retrieval.packing import ELISION, pack, split_lead, with_reserve
 from engramdb.retrieval.results import Evidence
 
 SENTENCES = [
@@ -153,3 +153,35 @@ def test_the_surest_units_lead_and_the_rest_takes_turns_with_passages() -> None:
     assert first == [pairs[0]] and rest == [passage, pairs[1]]
     first, rest = split_lead([pairs[0], passage, pairs[1]], 512, lead=None)  # no lead: all compact first
     assert first == [pairs[0], pairs[1]] and rest == [passage]
+
+
+def _fact(i: int, text: str) -> Evidence:
+    return Evidence("fact", f"fact:{i}", text, 0.7, "d9", ("c9",), {})
+
+
+def test_reserved_facts_fill_the_room_where_a_passage_would_be_cut() -> None:
+    first = _passage(0, SENTENCES[:2], "Marie Curie")
+    second = _passage(1, SENTENCES[2:8], "Warsaw")
+    facts = [
+        _fact(0, "Marie Curie was born in Warsaw."),  # says nothing the first passage does not
+        _fact(1, "Marie Curie won a Nobel Prize in Chemistry."),
+        _fact(2, "Krakow lies on the Vistula."),
+    ]
+    order, focus = [first, second], ["Where was Marie Curie born?"]
+    budget = text_tokens([first.text])[0] + 30
+    packed = pack(order, budget, focus)
+    assert [e.id for e in packed] == ["c0", "c1"] and packed[1].metadata.get("shortened")
+    filled = with_reserve(order, packed, facts, budget, focus)
+    # the whole passage stays first, the new facts come whole where the fragment was, within the budget
+    assert [e.id for e in filled][:3] == ["c0", "fact:1", "fact:2"]
+    assert [e.text for e in filled[1:3]] == [facts[1].text, facts[2].text]
+    assert count_tokens([e.text for e in filled]) <= budget
+
+
+def test_reserved_facts_change_nothing_when_every_unit_fits_whole() -> None:
+    order = [_passage(0, SENTENCES[:2]), _passage(1, SENTENCES[2:4])]
+    packed = pack(order, 512, ["Where was Marie Curie born?"])
+    assert not any(e.metadata.get("shortened") for e in packed)
+    facts = [_fact(0, "Marie Curie was born in Warsaw.")]
+    assert with_reserve(order, packed, facts, 512, ["Where was Marie Curie born?"]) == packed
+    assert with_reserve(order, packed, [], 512, []) == packed
