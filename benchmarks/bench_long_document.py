@@ -9,7 +9,8 @@ offline extractor and embedder and the default memory stages (gists, clusters), 
 ``engramdb ingest`` would, and reports the wall time, the time per stage,
 how many parts (write transactions) it took, what was stored, and the peak RSS
 of this process (``ru_maxrss``, split into anonymous memory and mapped files at the
-peak; Neo4j runs in its own JVM with a fixed heap). It then deletes the document (also in parts) and
+peak; Neo4j runs in its own JVM with a fixed heap), and the CPU of both with the floor it sets
+(the wall time of the same work with every core busy throughout). It then deletes the document (also in parts) and
 reports that time, unless ``--keep``. Before documents were written in bounded
 parts, a 2 MB document failed after about four minutes with Neo4j's
 ``MemoryPoolOutOfMemoryError`` (``dbms.memory.transaction.total.max``).
@@ -28,11 +29,21 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_support import RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
+from bench_support import (
+    RssSplit,
+    bench_settings,
+    cpu_floor,
+    describe_rss_split,
+    jvm_cpu_delta,
+    jvm_cpu_seconds,
+    local_neo4j,
+    peak_rss_mb,
+)
 
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress, slowest_first
 from engramdb.platform.interfaces.memory import Memory
+from engramdb.platform.neo4j_server import LocalNeo4j
 
 FIRST = ("Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana Kestrel Leontyne "
          "Mortimer Nerissa Octavian Perpetua Quentin Rosamund Sylvester Theodora Ulric Valentina Wilhelmina "
@@ -100,6 +111,9 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
             entity_merge_threshold=base.entity_merge_threshold, stages=base.stages,
         )  # fmt: skip
         rss_before = peak_rss_mb()
+        jvm_pid = LocalNeo4j(settings).pid() if settings.uses_local_neo4j else None
+        jvm_before = jvm_cpu_seconds(jvm_pid)
+        cpu = time.process_time()
         started = time.perf_counter()
         parts: list[PartProgress] = []
 
@@ -112,6 +126,8 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         with RssSplit() as split:
             report = ingestor.ingest([doc], on_part=progress)
         seconds = time.perf_counter() - started
+        process_cpu = time.process_time() - cpu
+        jvm = jvm_cpu_delta(jvm_before, jvm_cpu_seconds(jvm_pid))
         rss_after = peak_rss_mb()
         stats = memory.stats()
         deleted_seconds = None
@@ -128,7 +144,8 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         "qa_pairs": stats["qa_pairs"], "qa_edges": stats["qa_edges"], "entities": stats["entities"],
         "verb_phrases": stats["verb_phrases"], "peak_rss_mb_before_ingest": rss_before,
         "peak_rss_mb": rss_after, "rss_split_mb": split.result(), "delete_seconds": deleted_seconds,
-        "delete_step_seconds": delete_steps,
+        "delete_step_seconds": delete_steps, "cpu_seconds": process_cpu, "neo4j_jvm_cpu_seconds": jvm,
+        "cpu_floor": cpu_floor(process_cpu, jvm, seconds),
     }  # fmt: skip
 
 
@@ -151,6 +168,10 @@ def main() -> None:
           f"{r['qa_pairs']} QA pairs, {r['entities']} entities; peak RSS (python) {r['peak_rss_mb']:.0f} MB "
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest; {describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
+    f = r["cpu_floor"]
+    print(f"  CPU: this process {r['cpu_seconds']:.1f} s, Neo4j's JVM {r['neo4j_jvm_cpu_seconds'].get('total', 0):.1f} s; "
+          f"{f['busy']:.0%} of the {f['cores']} cores' time; with every core busy throughout the same work would "
+          f"still take {f['seconds']:.0f} s (target {TARGET_5MB['seconds']} s)")  # fmt: skip
     if r["delete_seconds"] is not None:
         print(f"  delete (in parts): {r['delete_seconds']:.1f} s ({slowest_first(r['delete_step_seconds'])})")
     b, t = BEFORE_5MB, TARGET_5MB
