@@ -526,3 +526,42 @@ def test_deleting_the_last_document_clears_the_hierarchy_instead_of_walking_it(
                 ns=namespace,
             ).single()["nodes"]
         assert left == 0 and memory.stats()["documents"] == 0
+
+
+def test_with_a_budget_summaries_fill_the_room_where_the_whole_passages_end(
+    module_memory: Memory, corpus: list[dict]
+) -> None:
+    """Member passages take turns with dense search's passages; a summary never pushes one of them
+    out, it only takes the room where the whole passages end (and may itself be cut to fit)."""
+    from engramdb.retrieval.cluster.strategy import ClusterStrategy
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    stage = make_stage(module_memory, **DENSE)
+    stage.clear()
+    stage.index_namespace()
+    context = AskContext(
+        module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker()
+    )
+    seen_summary = 0
+    for item in corpus[:8]:
+        for budget in (128, 256):
+            strategy = ClusterStrategy(context, ClusterStrategy.recipe_type(budget=budget))
+            result = strategy.ask(f"What is known about {item['title']}?")
+            assert result.evidence_tokens <= budget
+            kinds = [e.kind for e in result.evidence]
+            if "cluster" not in kinds:
+                continue
+            seen_summary += 1
+            first = kinds.index("cluster")
+            # before the first summary come exactly the passages packed whole without any summary
+            plain = ClusterStrategy(context, ClusterStrategy.recipe_type(budget=budget, summaries=0))
+            alone = plain.ask(f"What is known about {item['title']}?").evidence
+            whole = [
+                e.id
+                for e in alone[
+                    : next((i for i, e in enumerate(alone) if e.metadata.get("shortened")), len(alone))
+                ]
+            ]
+            assert [e.id for e in result.evidence[:first]] == whole, kinds
+    assert seen_summary > 0

@@ -153,10 +153,16 @@ class ClusterStrategy(AskStrategy):
         passages, summaries = self._evidence_nodes(active, query)
         passage_units, summary_units = self._passage_evidence(passages), self._summary_evidence(summaries)
         evidence = passage_units + summary_units
-        if tier is not None:  # summaries, then their member passages, then passages by similarity
+        if tier is not None:
+            # member passages taken in turn with passages by similarity; the summaries fill the room
+            # where those passages' whole units end (a summary taking its turn beside the passages
+            # pushed out dense search's last ones: on copies of the 4.0 home, in questions at
+            # 128 / 256 / 512, set A 0 / 0 / 0, set B +2 / +1 / 0, set C +1 / +1 / 0, set W +4 / 0 / 0
+            # with them in reserve; MuSiQue dev +2 / +1 / 0, and B2, run after, -2 / -1 / 0)
             evidence = fill_budget(
-                self.context, self.recipe.budget or 0, summary_units + passage_units, [question], tier=tier
-            )
+                self.context, self.recipe.budget or 0, passage_units, [question], tier=tier,
+                reserve=summary_units,
+            )  # fmt: skip
         citing = IO_POOL.submit(citations, self.context.graph, evidence, tier.result() if tier else [])
         t0 = time.perf_counter()
         answer = self._answer(question, query, evidence, passages, details)
