@@ -17,7 +17,9 @@ Rules, in order of the ranking:
   best sentences for the question: sentences are never cut, the title line is
   kept, and sentences already chosen elsewhere are left out;
 * a unit that cannot fit even shortened is skipped, and smaller ones after it
-  may still fill the room left.
+  may still fill the room left;
+* a strategy's reserve (diffusion's best facts, cluster's summaries) goes where
+  the first unit would have to be shortened (:func:`with_reserve`).
 
 The result keeps the ranking's order, which is the reading order the strategy
 chose (for chain search: the best chain hop by hop, each pair with its
@@ -255,8 +257,9 @@ def with_reserve(
     focus: Sequence[str],
 ) -> list[Evidence]:
     """``packed`` (``order`` packed into ``budget``) again with the ``reserve`` units placed before the
-    first unit that had to be shortened: where the whole units end, a strategy's compact units
-    (diffusion's best facts) fill the room rather than a passage's fragment. Unchanged when nothing
+    first unit that had to be shortened: where the whole units end, what a strategy holds in
+    reserve (diffusion's best facts, cluster's summaries) fills the room rather than a passage's
+    fragment. Unchanged when nothing
     was shortened or there is no reserve."""
     cut = next((u.id for u in packed if u.metadata.get("shortened")), None)
     if not reserve or cut is None:
