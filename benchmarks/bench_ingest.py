@@ -37,6 +37,7 @@ from pathlib import Path
 
 from bench_support import (
     SHARED,
+    CpuMeter,
     RssSplit,
     bench_settings,
     cpu_floor,
@@ -67,9 +68,6 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
         memory.ingestor  # noqa: B018 - load models before timing
         memory.embedder.embed_documents(["warm up"])
         done = 0
-        jvm_pid = LocalNeo4j(settings).pid() if settings.uses_local_neo4j else None
-        jvm_before = jvm_cpu_seconds(jvm_pid)
-        cpu = time.process_time()
         started = time.perf_counter()
 
         def progress(n: int) -> None:
@@ -79,10 +77,8 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
                 rate = done / (time.perf_counter() - started)
                 print(f"  {done}/{len(docs)} passages, {rate:.1f}/s", file=sys.stderr)
 
-        with RssSplit() as split:
+        with RssSplit() as split, CpuMeter(settings) as meter:
             report = memory.ingest(docs, progress=progress)
-        process_cpu = time.process_time() - cpu
-        jvm = jvm_cpu_delta(jvm_before, jvm_cpu_seconds(jvm_pid))
         stats = memory.stats()
     return {
         "corpus": str(corpus), "namespace": namespace, "passages": len(docs), "seconds": report.seconds,
@@ -90,8 +86,7 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
         "qa_edges_per_s": report.qa_edges / report.seconds, "qa_pairs": report.qa_pairs,
         "entities": stats["entities"], "stage_seconds": report.stage_seconds,
         "peak_rss_mb_python": peak_rss_mb(), "rss_split_mb": split.result(),
-        "cpu_seconds": process_cpu, "neo4j_jvm_cpu_seconds": jvm,
-        "cpu_floor": cpu_floor(process_cpu, jvm, report.seconds),
+        **meter.result(),
     }  # fmt: skip
 
 

@@ -29,21 +29,11 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_support import (
-    RssSplit,
-    bench_settings,
-    cpu_floor,
-    describe_rss_split,
-    jvm_cpu_delta,
-    jvm_cpu_seconds,
-    local_neo4j,
-    peak_rss_mb,
-)
+from bench_support import CpuMeter, RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
 
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress, slowest_first
 from engramdb.platform.interfaces.memory import Memory
-from engramdb.platform.neo4j_server import LocalNeo4j
 
 FIRST = ("Aldric Berenice Cassian Delphine Evander Fenella Gideon Honoria Ignatius Juliana Kestrel Leontyne "
          "Mortimer Nerissa Octavian Perpetua Quentin Rosamund Sylvester Theodora Ulric Valentina Wilhelmina "
@@ -111,9 +101,6 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
             entity_merge_threshold=base.entity_merge_threshold, stages=base.stages,
         )  # fmt: skip
         rss_before = peak_rss_mb()
-        jvm_pid = LocalNeo4j(settings).pid() if settings.uses_local_neo4j else None
-        jvm_before = jvm_cpu_seconds(jvm_pid)
-        cpu = time.process_time()
         started = time.perf_counter()
         parts: list[PartProgress] = []
 
@@ -123,11 +110,9 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
             print(f"  part {len(parts)}: {part.chunks_done}/{part.chunks_total} chunks, {elapsed:.0f} s, "
                   f"peak RSS {peak_rss_mb():.0f} MB", file=sys.stderr)  # fmt: skip
 
-        with RssSplit() as split:
+        with RssSplit() as split, CpuMeter(settings) as meter:
             report = ingestor.ingest([doc], on_part=progress)
         seconds = time.perf_counter() - started
-        process_cpu = time.process_time() - cpu
-        jvm = jvm_cpu_delta(jvm_before, jvm_cpu_seconds(jvm_pid))
         rss_after = peak_rss_mb()
         stats = memory.stats()
         deleted_seconds = None
@@ -144,8 +129,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         "qa_pairs": stats["qa_pairs"], "qa_edges": stats["qa_edges"], "entities": stats["entities"],
         "verb_phrases": stats["verb_phrases"], "peak_rss_mb_before_ingest": rss_before,
         "peak_rss_mb": rss_after, "rss_split_mb": split.result(), "delete_seconds": deleted_seconds,
-        "delete_step_seconds": delete_steps, "cpu_seconds": process_cpu, "neo4j_jvm_cpu_seconds": jvm,
-        "cpu_floor": cpu_floor(process_cpu, jvm, seconds),
+        "delete_step_seconds": delete_steps, **meter.result(),
     }  # fmt: skip
 
 

@@ -9,6 +9,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -127,6 +128,28 @@ def cpu_floor(
     cores = cores or os.cpu_count() or 1
     used = process_cpu + jvm.get("total", 0.0)
     return {"cores": cores, "core_seconds": used, "seconds": used / cores, "busy": used / (cores * wall)}
+
+
+class CpuMeter:
+    """The CPU this process and the local Neo4j's JVM use over a ``with`` block, and the floor
+    (:func:`cpu_floor`) it sets; ``result()`` after the block."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.pid = LocalNeo4j(settings).pid() if settings.uses_local_neo4j else None
+
+    def __enter__(self) -> CpuMeter:
+        self.jvm_before = jvm_cpu_seconds(self.pid)
+        self.cpu, self.started = time.process_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.wall = time.perf_counter() - self.started
+        self.process = time.process_time() - self.cpu
+        self.jvm = jvm_cpu_delta(self.jvm_before, jvm_cpu_seconds(self.pid))
+
+    def result(self) -> dict:
+        return {"cpu_seconds": self.process, "neo4j_jvm_cpu_seconds": self.jvm,
+                "cpu_floor": cpu_floor(self.process, self.jvm, self.wall)}  # fmt: skip
 
 
 def median(values: list[float]) -> float:
