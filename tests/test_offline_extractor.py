@@ -1516,3 +1516,49 @@ def test_be_and_have_take_their_own_present(extractor: OfflineExtractor) -> None
     qas = qa_map(extractor.extract(ChunkText(text, "Tove Lind")))
     assert [a for q, a in qas.items() if q.endswith(" is Tove Lind the director of?")] == [{"Harbour Lights"}]
     assert not [q for q in qas if re.search(r"\b(bes|haves)\b", q)]
+
+
+def test_a_look_up_through_between_names_every_member(extractor: OfflineExtractor) -> None:
+    text = "Horace Parlan was born in Pittsburgh. Between 1952 and 1957, he worked in Washington DC with Sonny Stitt."
+    qas = qa_map(extractor.extract(ChunkText(text, "Horace Parlan")))
+    assert qas["Who worked between 1952 and 1957?"] == {"Horace Parlan"}
+    assert qas["When did Horace Parlan work?"] == {"1952", "1957"}
+    # the look-up by one member alone says another thing ("between 1957")
+    assert not any(re.search(r"between (?:1952|1957)\?", q) for q in qas), sorted(qas)
+
+
+def test_a_date_taken_with_its_range_word_is_named_without_it(extractor: OfflineExtractor) -> None:
+    text = "S.N. Mathur was the Director of the Indian Intelligence Bureau between September 1975 and February 1980."
+    gsw = extractor.extract(ChunkText(text, "S. N. Mathur"))
+    dates = {e.name for e in gsw.entities if e.type == "DATE"}
+    assert dates == {"September 1975", "February 1980"}
+    assert not any("between between" in qa.question for qa in gsw.qa_pairs)
+
+
+def test_a_life_aside_after_a_place_or_event_is_no_life(extractor: OfflineExtractor) -> None:
+    # 2Wiki passages: the years after "Bishop of Torcello" are a term of office, those after the war its
+    # span; opening the text, the aside the NER left on "Nassau" is the title person's
+    text = "William I (24 April 1533 – 10 July 1584) led the revolt that set off the Eighty Years' War (1568–1648)."
+    qas = qa_map(extractor.extract(ChunkText(text, "William the Silent")))
+    assert qas["Who died on 10 July 1584?"] == {"William the Silent"}
+    assert not any(re.match(r"When (?:was|did) Eighty", q) or "1568" in q for q in qas), sorted(qas)
+    text = (
+        "Domenico de Dominicis or Domenico de Dominici( died 1478) was a Roman Catholic prelate who served as "
+        "Bishop of Brescia( 1464 – 1478) and Bishop of Torcello( 1448 – 1464)."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "Domenico de Dominicis")))
+    assert qas["When did Domenico de Dominicis die?"] == {"1478"}
+    assert "Who was born in 1448?" not in qas and "When was Torcello born?" not in qas
+    text = "Walram II of Nassau,( – 24 January 1276), was Count of Nassau."
+    qas = qa_map(extractor.extract(ChunkText(text, "Walram II, Count of Nassau")))
+    assert qas["Who died on 24 January 1276?"] == {"Walram II, Count of Nassau"}
+    text = "Aimery IV viscount of Thouars( 1024 – c. 1094) was a companion of William the Conqueror."
+    qas = qa_map(extractor.extract(ChunkText(text, "Aimery IV of Thouars")))
+    assert qas["Who was born in 1024?"] == {"Aimery IV of Thouars"}
+
+
+def test_a_preposition_written_twice_is_written_once(extractor: OfflineExtractor) -> None:
+    # a 2Wiki passage that writes "in in" itself
+    text = "Albert- Édouard Janssen was a Belgian politician born in Antwerp, and died in in Hamme- Mille, Belgium."
+    questions = [qa.question for qa in extractor.extract(ChunkText(text, "Albert-Édouard Janssen")).qa_pairs]
+    assert questions and not any(re.search(r"\b(in|on|at) \1\b", q, re.IGNORECASE) for q in questions)
