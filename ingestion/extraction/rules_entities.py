@@ -868,8 +868,7 @@ _RANGE_WORDS = {"to", "and", "until", "till", "through", "-", "–", "—", "--"
 
 
 def _split_ranges(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``from 1951 to 1957`` / ``between 1952 and 1957``: two dates, each an entity (a model names each),
-    and neither named with its range word."""
+    """``from 1951 to 1957`` / ``between 1952 and 1957``: two dates, each an entity (a model names each)."""
     out: list[tuple[int, int, str]] = []
     for start, end, etype in spans:
         parts: list[tuple[int, int]] = []
@@ -882,9 +881,7 @@ def _split_ranges(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int
                     part_start = i + 1
             if part_start < end:
                 parts.append((part_start, end))
-        # one part is a date the NER took with its range word ("between September 1975" beside
-        # "and February 1980")
-        if parts and parts != [(start, end)] and all(any(t.like_num for t in doc[a:b]) for a, b in parts):
+        if len(parts) > 1 and all(any(t.like_num for t in doc[a:b]) for a, b in parts):
             out.extend((a, b, "DATE") for a, b in parts)
         else:
             out.append((start, end, etype))

@@ -974,9 +974,7 @@ class RelationRules:
         context = self._context_object(pred, subj)
         alias_verb = pred.lemma_ in _ALIAS_VERBS and (passive or pred.tag_ == "VBN")
         kept: list[_Path] = []
-        paths = self.paths(pred)
-        spans = _between_spans(paths)
-        for path in paths:
+        for path in self.paths(pred):
             if path.key == subj:
                 continue
             ctx = context if context and context[1] != path.key and path.via_prep else None
@@ -988,7 +986,7 @@ class RelationRules:
                 # "What is X known as? Y" would answer X with itself once Y joins X's node.
                 self.t.get(subj).add_alias(self.t.get(path.key).name)
                 continue
-            self._fact(subj, vg, path, ctx, spans.get(path.key))
+            self._fact(subj, vg, path, ctx)
             kept.append(path)
         self._nary(subj, vg, kept)
         self._co_members(subj, vg, kept)
@@ -1422,16 +1420,7 @@ class RelationRules:
                     return " ".join(words), None
         return None
 
-    def _fact(
-        self,
-        subj: str,
-        vg: VerbGroup,
-        path: _Path,
-        ctx: tuple[str, str | None] | None,
-        span: list[str] | None = None,
-    ) -> None:
-        """The two look-ups of one participant; ``span``: the members of the "between" phrase it is one
-        of, which the look-up of the subject names together."""
+    def _fact(self, subj: str, vg: VerbGroup, path: _Path, ctx: tuple[str, str | None] | None) -> None:
         s, o = self.t.get(subj), self.t.get(path.key)
         words = list(path.words)
         ctx_words = [ctx[0]] if ctx else []
@@ -1461,14 +1450,11 @@ class RelationRules:
         kind_words = (
             ["the", path.kind, "of"] if path.kind and path.kind_of else []
         )  # "on the island of Tahiti"
-        named, asked = o.name, [path.key]
-        if span:  # "worked between 1952 and 1957": "Who worked between 1957?" would say another thing
-            named, asked = _name_list([self.t.get(k).name for k in span]), list(span)
-        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words, *kind_words])} {named}?"
+        q_subj = f"{_wh_subject(s.type)} {vg.surface} {_join([*ctx_words, *words, *kind_words])} {o.name}?"
         vp = _join([vg.surface, *ctx_words, *words])
         questions = [
             Question(q_obj, [subj, *ctx_keys], [path.key]),
-            Question(q_subj, [*asked, *ctx_keys], [subj]),
+            Question(q_subj, [path.key, *ctx_keys], [subj]),
         ]
         if o.type == "PLACE" and absorbed and words[-1:] == ["in"] and not path.noun:
             kind = place_kind(o.name)
@@ -1905,23 +1891,6 @@ def _joint_list(tok: Token) -> bool:
     if first.dep_ == "pobj" and first.head.lower_ == "between":
         return True
     return first.dep_ == "appos" and _plural_noun(first.head)
-
-
-def _between_spans(paths: list[_Path]) -> dict[str, list[str]]:
-    """``between 1952 and 1957``: each member of a "between" phrase -> every member's key, in order.
-    A one-member phrase ("between the wars") gives nothing."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for path in paths:
-        if path.words[-1:] == ["between"] and _joint_list(path.tok):
-            keys = groups.setdefault(tuple(path.words), [])
-            if path.key not in keys:
-                keys.append(path.key)
-    return {k: keys for keys in groups.values() if len(keys) > 1 for k in keys}
-
-
-def _name_list(names: list[str]) -> str:
-    """``A and B`` / ``A, B and C``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _listed_before(noun: Token) -> list[Token]:
