@@ -43,6 +43,7 @@ it. The report (threshold, probe scores, refusal and answer rates) is in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -59,7 +60,7 @@ from engramdb.platform.graph import Graph
 from engramdb.retrieval.answer_types import UNKNOWN, can_feed_next_hop, expected_type, fit
 from engramdb.retrieval.relation_templates import question_templates
 
-VERSION = 3
+VERSION = 4  # 4: probes drawn by a hash of their own text (consistent under small changes)
 #: Below this many absent probes the memory is too small to calibrate on.
 MIN_PROBES = 8
 #: The threshold of a memory too small to calibrate (the value measured on the MuSiQue memory
@@ -221,32 +222,66 @@ class Rewording:
 _MASK = "X"
 
 
-def build_probes(graph: Graph, embedder: Embedder, count: int, seed: int) -> ProbeSet:
-    """Up to ``count`` probes of each kind, drawn reproducibly from memory (see the module docstring)."""
-    rng = random.Random(seed)
-    chunk_ids = [r["chunk_id"] for r in graph.read("chain/probe_chunks")]
-    rng.shuffle(chunk_ids)
+def _draw_key(seed: int, text: str) -> int:
+    """A chunk's or a pair's place in the draw: a hash of its own text, not a position in a
+    shuffled list, so what memory adds or changes elsewhere never moves it."""
+    return int.from_bytes(hashlib.blake2b(f"{seed}\x1f{text}".encode(), digest_size=8).digest(), "big")
+
+
+def _pair_text(row: dict[str, Any]) -> str:
+    """A pair as its words (question and answers), which an extractor's renumbering leaves alone."""
+    return "\x1f".join([row["question"], *row["answer_names"]])
+
+
+def draw_seeds(
+    chunk_ids: Sequence[str],
+    read_pairs: Callable[[list[str]], Sequence[dict[str, Any]]],
+    count: int,
+    seed: int,
+) -> list[tuple[dict[str, Any], str]]:
+    """Up to ``count`` stored pairs to build probes from, each with the name it asks about.
+
+    One pair per chunk first, so the probes spread over the memory, then more per chunk
+    for a small memory. Chunks and pairs are taken in the order of a seeded hash of their
+    own text (a *consistent* sample): a change to a few chunks (a document added, an
+    extractor that words a few pairs otherwise) changes only the probes drawn from those
+    chunks, and the calibrated bar moves only as much as the memory did. A shuffled list
+    would draw every probe anew after any such change, and move the bar by the noise of a
+    new sample. ``read_pairs`` gives the ``chain/probe_pairs`` rows of some chunks.
+    """
+    ordered = sorted(chunk_ids, key=lambda c: _draw_key(seed, c))
     seeds: list[tuple[dict[str, Any], str]] = []
-    spare: list[tuple[dict[str, Any], str]] = []
-    for start in range(0, len(chunk_ids), _CHUNK_BATCH):
+    spare: list[tuple[int, tuple[dict[str, Any], str]]] = []
+    for start in range(0, len(ordered), _CHUNK_BATCH):
         if len(seeds) >= count:
             break
-        rows = graph.read("chain/probe_pairs", chunk_ids=chunk_ids[start : start + _CHUNK_BATCH])
-        by_chunk: dict[str, list[tuple[dict[str, Any], str]]] = {}
-        for row in rows:
+        batch = list(ordered[start : start + _CHUNK_BATCH])
+        by_chunk: dict[str, list[tuple[int, tuple[dict[str, Any], str]]]] = {}
+        for row in read_pairs(batch):
             name = _usable_seed(row)
             if name is not None:
-                by_chunk.setdefault(row["chunk_id"], []).append((row, name))
-        for chunk_id in chunk_ids[start : start + _CHUNK_BATCH]:
-            usable = by_chunk.get(chunk_id, [])
-            if usable:  # one pair per chunk first, so the probes spread over the memory
-                pick = rng.randrange(len(usable))
-                seeds.append(usable[pick])
-                spare.extend(u for i, u in enumerate(usable) if i != pick)
+                by_chunk.setdefault(row["chunk_id"], []).append(
+                    (_draw_key(seed, _pair_text(row)), (row, name))
+                )
+        for chunk_id in batch:
+            usable = sorted(by_chunk.get(chunk_id, []), key=lambda u: u[0])
+            if usable:
+                seeds.append(usable[0][1])
+                spare.extend(usable[1:])
     if len(seeds) < count:  # a small memory: more than one pair per chunk
-        rng.shuffle(spare)
-        seeds.extend(spare[: count - len(seeds)])
-    seeds = seeds[:count]
+        spare.sort(key=lambda u: u[0])
+        seeds.extend(u[1] for u in spare[: count - len(seeds)])
+    return seeds[:count]
+
+
+def build_probes(graph: Graph, embedder: Embedder, count: int, seed: int) -> ProbeSet:
+    """Up to ``count`` probes of each kind, drawn reproducibly from memory (see the module docstring)."""
+    seeds = draw_seeds(
+        [r["chunk_id"] for r in graph.read("chain/probe_chunks")],
+        lambda chunk_ids: graph.read("chain/probe_pairs", chunk_ids=chunk_ids),
+        count,
+        seed,
+    )
     nexts = _second_hops(graph, seeds)
     rewording = Rewording(embedder)
     first_items = [
@@ -273,7 +308,7 @@ def build_probes(graph: Graph, embedder: Embedder, count: int, seed: int) -> Pro
             continue
         reworded = (first_new, second_new) if follow is not None else (first_new,)
         probes.reworded.append(Probe(reworded, True, answer))  # type: ignore[arg-type]
-        fake = invented_name(rng)
+        fake = invented_name(random.Random(_draw_key(seed, _pair_text(row))))
         probes.absent.append(Probe((first_new.replace(name, fake), *reworded[1:]), False))  # type: ignore[arg-type]
     return probes
 
