@@ -1,6 +1,7 @@
 """The offline N/A threshold of chain search: how the per-memory calibration does, and a dev check.
 
     python benchmarks/calibrate_na.py [--namespace bench-musique] [--probes 30] [--false-accept 0.2]
+    python benchmarks/calibrate_na.py --passage-bar [--corpus FILE] [--samples 40,120] [--seeds 5]
 
 Chain search calibrates its N/A threshold on each memory from probes the memory
 itself provides (``retrieval/na_calibration.py``): questions rebuilt from
@@ -15,6 +16,13 @@ Then, as a check only (nothing here feeds back into the threshold), it asks the
 50 MuSiQue dev questions with their gold decompositions and reports the N/A
 rate on them (answerable questions) and how often the gold answer is in the
 evidence, at the calibrated threshold and at the former fixed 0.50.
+
+``--passage-bar`` measures instead the bar of the offline answer from passages
+(``retrieval/evidence_answer.py``: dense, bm25, cluster, diffusion with a
+budget): the median score of absent probes, drawn ``--seeds`` times with other
+seeds at each sample size, so the spread between draws says how much of a bar is
+the luck of its sample, and what a larger sample costs. ``--corpus`` builds the
+memory from another corpus (e.g. a held-out set's ``corpus.json``) in its own namespace.
 """
 
 from __future__ import annotations
@@ -22,14 +30,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import time
+from pathlib import Path
 
 from bench_support import SHARED, bench_settings, local_neo4j
 
 from engramdb.ingestion.loaders import load_path
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.decomposition import from_musique
+from engramdb.retrieval.evidence_answer import EvidenceAnswerer
 from engramdb.retrieval.metrics import answer_in_text
 from engramdb.retrieval.na_calibration import build_probes, calibrate, namespace_seed, run_probes
+from engramdb.retrieval.rerankers import OfflineReranker
+from engramdb.retrieval.strategy import AskContext
 
 
 def quantiles(values: list[float]) -> str:
@@ -46,8 +59,22 @@ def main() -> None:
     parser.add_argument("--namespace", default="bench-musique")
     parser.add_argument("--probes", type=int, default=30)
     parser.add_argument("--false-accept", type=float, default=0.2)
+    parser.add_argument("--passage-bar", action="store_true", help="the passage answer's bar, draw by draw")
+    parser.add_argument("--corpus", type=Path, help="with --passage-bar: the corpus (default MuSiQue's)")
+    parser.add_argument("--samples", default="40,120", help="with --passage-bar: probe counts compared")
+    parser.add_argument("--seeds", type=int, default=5, help="with --passage-bar: draws per probe count")
+    parser.add_argument(
+        "--budget", type=int, default=256, help="with --passage-bar: the probes' token budget"
+    )
     args = parser.parse_args()
     settings = bench_settings()
+    if args.passage_bar:
+        corpus = args.corpus or SHARED / "data" / "musique" / "corpus.json"
+        namespace = args.namespace if args.corpus is None else f"bench-bar-{corpus.parent.name}"
+        with local_neo4j(settings), Memory(namespace, settings) as memory:
+            memory.ingest(load_path(corpus))
+            passage_bar_spread(memory, [int(n) for n in args.samples.split(",")], args.seeds, args.budget)
+        return
     questions = json.loads((SHARED / "data" / "musique" / "questions.json").read_text())
     with local_neo4j(settings), Memory(args.namespace, settings) as memory:
         memory.ingest(load_path(SHARED / "data" / "musique" / "corpus.json"))
@@ -88,6 +115,23 @@ def main() -> None:
         na = sum(s < threshold for s in best_scores) / n
         print(f"  {label} threshold {threshold:.3f} on the best chain's weakest hop: N/A rate {na:.0%}")
     print(f"  gold answer in the evidence: {sum(in_evidence) / n:.0%}")
+
+
+def passage_bar_spread(memory: Memory, samples: list[int], seeds: int, budget: int) -> None:
+    """The passage answer's N/A bar drawn ``seeds`` times per sample size: its spread and its cost."""
+    context = AskContext(memory.graph, memory.vectors, memory.embedder, OfflineReranker())
+    base = namespace_seed(memory.namespace)
+    print(f"passage-answer N/A bar on {memory.namespace!r}, budget {budget}, {seeds} draws per sample size")
+    for count in samples:
+        bars, seconds = [], []
+        for k in range(seeds):
+            answerer = EvidenceAnswerer(context, na_sample=count, budget=budget, seed=base + k)
+            started = time.perf_counter()
+            bars.append(answerer.na_threshold())
+            seconds.append(time.perf_counter() - started)
+        print(f"  {count:4d} probes: bars {' '.join(f'{b:.3f}' for b in bars)}; "
+              f"sd {statistics.pstdev(bars):.4f}, range {max(bars) - min(bars):.3f}; "
+              f"median {statistics.median(seconds):.2f} s per calibration")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -49,8 +49,11 @@ from engramdb.retrieval.strategy import AskContext
 
 #: Quantile of the absent-answer scores that is the N/A bar, unless a strategy sets its own.
 DEFAULT_NA_QUANTILE = 0.5
-#: Probes drawn from memory to set the bar.
-DEFAULT_NA_SAMPLE = 40
+#: Probes drawn from memory to set the bar. The bar is a median of their scores: over 40 probes it
+#: moved by a standard deviation of 0.04-0.05 between seeds on the 2Wiki sets' memories (0.03-0.04
+#: at 120, 0.01 on MuSiQue's either way), and one calibration of 120 costs 1.3-2.0 s against 1.0-1.4 s
+#: (``benchmarks/calibrate_na.py --passage-bar``).
+DEFAULT_NA_SAMPLE = 120
 #: Passages each probe is asked against.
 DEFAULT_PASSAGES = 5
 
@@ -76,12 +79,14 @@ class EvidenceAnswerer:
         na_sample: int = DEFAULT_NA_SAMPLE,
         na_quantile: float = DEFAULT_NA_QUANTILE,
         budget: int | None = None,
+        seed: int | None = None,
     ) -> None:
         self.context = context
         self.passages = passages
         self.na_sample = na_sample
         self.na_quantile = na_quantile
         self.budget = budget  # the strategy's evidence-token budget: the probes get as much
+        self.seed = namespace_seed(context.namespace) if seed is None else seed  # another seed, another draw
         self._bar: tuple[object, float] | None = None  # (memory version, bar)
         self._lock = threading.Lock()
 
@@ -140,7 +145,7 @@ class EvidenceAnswerer:
     def _absent_scores(self) -> list[float]:
         """The best pair's score for each user-worded absent probe, over its dense passages."""
         ctx = self.context
-        probes = build_probes(ctx.graph, ctx.embedder, self.na_sample, namespace_seed(ctx.namespace)).absent
+        probes = build_probes(ctx.graph, ctx.embedder, self.na_sample, self.seed).absent
         asked = [q for p in probes if (q := composed_question(p.sequence))]
         scores = []
         for question, vector in zip(asked, embed_queries(ctx.embedder, asked), strict=True):

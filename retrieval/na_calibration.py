@@ -12,7 +12,8 @@ calibrates its own, from probes it provides itself, never from evaluation
 questions:
 
 * **answerable probes** — questions rebuilt from stored QA pairs: a pair drawn
-  from a seeded sample of chunks (its subject a proper name), and when its
+  from a seeded, consistent sample of chunks (:func:`draw_seeds`: a small change
+  to memory changes only its own probes; its subject a proper name), and when its
   answer is asked about by another stored pair, that pair as a second hop
   ("Where was Marie Curie born?" → "What is <ENTITY_Q1> the capital of?").
   Each is asked twice: *verbatim*, and *reworded* in the sub-question

@@ -43,7 +43,7 @@ from engramdb.platform.storage import CHUNK_COLLECTION, QA_COLLECTION, passage_t
 from engramdb.retrieval.answering import LLMAnswerer
 from engramdb.retrieval.decomposition import Decomposition
 from engramdb.retrieval.evidence import citations, evidence_tokens
-from engramdb.retrieval.evidence_answer import EvidenceAnswerer
+from engramdb.retrieval.evidence_answer import DEFAULT_NA_SAMPLE, EvidenceAnswerer
 from engramdb.retrieval.io_pool import IO_POOL
 from engramdb.retrieval.packing import PASSAGE_POOL, fill_budget, passage_tier
 from engramdb.retrieval.render import MAX_CANDIDATES_SHOWN, register_renderer
@@ -76,7 +76,7 @@ class ClusterRecipe(Recipe):
         description="Offline: quantile of the absent-answer scores that is the N/A bar.",
     )
     na_sample: int = Field(
-        40, ge=5, le=1000, description="Offline: probes drawn from memory for the N/A bar."
+        DEFAULT_NA_SAMPLE, ge=5, le=1000, description="Offline: probes drawn from memory for the N/A bar."
     )
 
 
