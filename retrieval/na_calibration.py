@@ -256,7 +256,7 @@ def draw_seeds(
     for start in range(0, len(ordered), _CHUNK_BATCH):
         if len(seeds) >= count:
             break
-        batch = list(ordered[start : start + _CHUNK_BATCH])
+        batch = ordered[start : start + _CHUNK_BATCH]
         by_chunk: dict[str, list[tuple[int, tuple[dict[str, Any], str]]]] = {}
         for row in read_pairs(batch):
             name = _usable_seed(row)

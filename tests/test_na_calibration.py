@@ -22,10 +22,7 @@ def _memory(chunks: int, per_chunk: int = 3) -> dict[str, list[dict[str, Any]]]:
 
 
 def _draw(memory: dict[str, list[dict[str, Any]]], count: int, seed: int = 7) -> list[str]:
-    reads: list[list[str]] = []
-
     def read_pairs(chunk_ids: list[str]) -> list[dict[str, Any]]:
-        reads.append(chunk_ids)
         return [row for c in chunk_ids for row in memory[c]]
 
     seeds = draw_seeds(sorted(memory), read_pairs, count, seed)
