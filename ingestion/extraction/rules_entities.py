@@ -122,6 +122,7 @@ class EntityTable:
             start, end = _trim(ent)
             if etype == "DATE":  # "the wettest months are March": the date starts after the verb
                 start = max([start, *(t.i + 1 for t in doc[start:end] if t.pos_ in {"AUX", "VERB"})])
+                start = _with_day(doc, start)
             while etype in {"PERSON", "ORG"} and end - start > 2 and doc[start].text in _OFFICE_WORDS:
                 start += 1  # "Democrat Emanuel Cleaver", "U.S. Senator Pat Harrison": the name is the person
                 etype = "PERSON"
@@ -565,10 +566,17 @@ _TIME_WORDS = frozenset(
 )
 
 
+_DECADE = re.compile(r"\b\d{0,3}0['’]?s\b")
+
+
 def _not_a_name(span: Span, name: str, etype: str) -> bool:
     """NER mentions that name nothing: "the hottest month", "through the years", "the final one"."""
     if etype == "DATE":
-        return not any(t.like_num for t in span) and not _TIME_WORDS.intersection(name.lower().split())
+        return (
+            not any(t.like_num for t in span)
+            and not _TIME_WORDS.intersection(name.lower().split())
+            and not _DECADE.search(name)  # "the 1830s": a time as plain as a year
+        )
     if etype == "NUMBER" and name.lower() == "one":
         return span.root.dep_ != "nummod"  # "the third and final one": a pronoun, not the number
     if len(span) == 1 and NOUN_TYPES.get(name.lower()) == "PERSON" and span.start > 0:
@@ -702,6 +710,27 @@ def _trim(ent: Span) -> tuple[int, int]:
     ):
         end -= 1
     return start, end
+
+
+_MONTH_WORD = re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
+
+
+def _with_day(doc: Doc, start: int) -> int:
+    """A date's start moved back over its day: the NER reads "on 2 September 1945" as "September 1945".
+
+    Only a bare number 1-31 right before a month name is taken, so "1945 September" or "12 of
+    September" stay as they are; the day is what a "when" question about an event asks for.
+    """
+    day = doc[start - 1] if start > 0 else None
+    if (
+        day is not None
+        and _MONTH_WORD.fullmatch(doc[start].text)
+        and doc[start].text[:1].isupper()
+        and re.fullmatch(r"\d{1,2}", day.text)
+        and 1 <= int(day.text) <= 31
+    ):
+        return start - 1
+    return start
 
 
 def _inner_hyphen(doc: Doc, i: int) -> bool:

@@ -565,6 +565,9 @@ class RelationRules:
                 found.extend(self._from_noun(child, []))
             elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:
                 found.extend(self._direction_paths(child, [], 0))
+            elif child.dep_ == "npadvmod" and self._date_at(child):
+                # "was established February 6, 1902": a date with no preposition before it
+                found.append(_Path([], self._date_at(child), child))
             elif child.dep_ in {"prep", "agent"} or _conjoined_prep(child):
                 # "from 1951 to 1957": the second preposition hangs on the first
                 preps = [child, *(g for g in child.children if g.dep_ == "prep" and g.lower_ in _RANGE_PREPS)]
@@ -575,6 +578,8 @@ class RelationRules:
                                 p.agent = prep.dep_ == "agent"
                                 p.via_prep = True
                                 found.append(p)
+                            if (by := _misplaced_agent(pred, pobj)) is not None:
+                                found.extend(self._agent_paths(by))
         seen: set[str] = set()
         unique = []
         for p in found:  # one path per entity: the first (closest) one
@@ -582,6 +587,19 @@ class RelationRules:
                 seen.add(p.key)
                 unique.append(p)
         return unique
+
+    def _agent_paths(self, by: Token) -> list[_Path]:
+        out = []
+        for pobj in by.children:
+            if pobj.dep_ == "pobj":
+                for p in self._from_noun(pobj, ["by"]):
+                    p.agent = p.via_prep = True
+                    out.append(p)
+        return out
+
+    def _date_at(self, tok: Token) -> str | None:
+        key = self.t.key_at(tok)
+        return key if key and self.t.get(key).type == "DATE" else None
 
     def _from_noun(self, tok: Token, prefix: list[str], depth: int = 0) -> list[_Path]:
         out: list[_Path] = []
@@ -791,7 +809,7 @@ class RelationRules:
         pronoun, whose antecedent is too often a guess; "the film" in the film's own article is
         the film) ties the owner to the objects: "Where do the works of X hang?" -> Y, "Whose works
         hang in Y?" -> X. True if a fact was made."""
-        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        subj_tok = _shared_subject(pred)
         if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
             return False
         poss = next((c for c in subj_tok.children if c.dep_ == "poss"), None)
@@ -935,7 +953,7 @@ class RelationRules:
         already takes a measure's: "Whose dry season runs from December?" -> the topic. Measure
         nouns are left to the measure rules, which read their amounts.
         """
-        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        subj_tok = _shared_subject(pred)
         if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ in {"be", *_LIST_VERBS}:
             return  # "The works include A and B" is the inclusion list's
         if subj_tok.lemma_.lower() in MEASURE_NOUNS | _EXTREMES or self.t.key_at(subj_tok):
@@ -953,7 +971,7 @@ class RelationRules:
 
     def _co_subjects(self, pred: Token, subj: str) -> list[str]:
         """``A and B founded C``: the other named subjects, each doing what the first does."""
-        tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        tok = _shared_subject(pred)
         if tok is None:
             return []
         if tok.lower_ in RELATIVE_PRONOUNS and pred.dep_ == "relcl":
@@ -1068,7 +1086,7 @@ class RelationRules:
         ("What do the maximum temperatures of X exceed?", "Whose maximum temperatures exceed 41 °C?")
         and the clause's dates and places name the amount and each other.
         """
-        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        subj_tok = _shared_subject(pred)
         if passive or pred.lemma_ == "be" or subj_tok is None or subj_tok.pos_ != "NOUN":
             return
         if subj_tok.lemma_.lower() not in MEASURE_NOUNS | _EXTREMES:
@@ -1121,7 +1139,7 @@ class RelationRules:
 
     def _described_subject(self, pred: Token, passive: bool) -> None:
         """``The speculation was put forward by A in 1596``: a subject with no name still ties A to 1596."""
-        subj_tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        subj_tok = _shared_subject(pred)
         if subj_tok is None or subj_tok.pos_ != "NOUN" or pred.lemma_ == "be":
             return
         words = noun_phrase(subj_tok, self.t)
@@ -1831,6 +1849,26 @@ def _subject_tokens(verb: Token) -> list[Token]:
     subject on the auxiliary ("The plan was [<- subject] later revised by ...")."""
     aux = [c for c in verb.children if c.dep_ in {"aux", "auxpass"} and c.i < verb.i]
     return [*verb.children, *(g for a in aux for g in a.children)]
+
+
+def _misplaced_agent(pred: Token, pobj: Token) -> Token | None:
+    """``was defeated in the 1942 primary by James Eastland``: the small parser hangs the agent's "by"
+    on the noun before it; on a passive verb with no agent of its own, that "by" is the verb's agent."""
+    if not any(c.dep_ == "auxpass" for c in pred.children) or any(c.dep_ == "agent" for c in pred.children):
+        return None
+    return next((c for c in pobj.children if c.dep_ == "prep" and c.lower_ == "by"), None)
+
+
+def _shared_subject(pred: Token) -> Token | None:
+    """The predicate's subject word, or the one it shares as a conjunct: in "The house was built in 1825
+    and was added to the Register in 1986" "added" has no subject of its own; a reader takes the
+    first verb's, and so do the rules that read an unnamed subject noun ("the house" as the topic)."""
+    for _hop in range(3):
+        tok = next((c for c in _subject_tokens(pred) if c.dep_ in _SUBJ), None)
+        if tok is not None or pred.dep_ != "conj" or pred.head.pos_ not in {"VERB", "AUX"}:
+            return tok
+        pred = pred.head
+    return None
 
 
 def listed_appositive(tok: Token) -> bool:
