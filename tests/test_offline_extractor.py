@@ -1516,3 +1516,54 @@ def test_be_and_have_take_their_own_present(extractor: OfflineExtractor) -> None
     qas = qa_map(extractor.extract(ChunkText(text, "Tove Lind")))
     assert [a for q, a in qas.items() if q.endswith(" is Tove Lind the director of?")] == [{"Harbour Lights"}]
     assert not [q for q in qas if re.search(r"\b(bes|haves)\b", q)]
+
+
+def test_a_date_keeps_its_day_and_a_decade_is_a_date(extractor: OfflineExtractor) -> None:
+    """4.0 asked "When was the Vega Treaty signed?" -> "September 1921": the NER started the date on its
+    month. It dropped "the 1880s" altogether: no number word, no time word."""
+    signed = qa_map(
+        extractor.extract(
+            ChunkText("The Vega Treaty was signed aboard the ship Vega in Oslo Harbour on 4 September 1921.", "")
+        )
+    )
+    assert signed["When was Vega Treaty signed?"] == {"4 September 1921"}
+    assert not [a for a in signed.values() if "September 1921" in a]
+    moved = qa_map(extractor.extract(ChunkText("Ada Quist moved to Lisbon in the 1880s.", "Ada Quist")))
+    assert moved["When did Ada Quist move?"] == {"1880s"}
+    assert moved["Who moved in 1880s?"] == {"Ada Quist"}
+
+
+def test_a_date_without_a_preposition_belongs_to_its_verb(extractor: OfflineExtractor) -> None:
+    qas = qa_map(extractor.extract(ChunkText("Tove Lind was elected mayor November 7, 1950.", "Tove Lind")))
+    assert qas["When was Tove Lind elected?"] == {"November 7, 1950"}
+
+
+def test_a_conjoined_verb_shares_its_head_verbs_unnamed_subject(extractor: OfflineExtractor) -> None:
+    """ "The house" is the article's house only through the rule for an unnamed topic subject, which 4.0
+    applied to "built" and not to "added", whose subject is "built"'s."""
+    text = (
+        "The J. J. Carlock House is a historic home. The house was built in 1825 and was added to the "
+        "National Register of Historic Places on August 29, 1986."
+    )
+    qas = qa_map(extractor.extract(ChunkText(text, "J. J. Carlock House")))
+    assert qas["When was J. J. Carlock House built?"] == {"1825"}
+    assert qas["When was J. J. Carlock House added?"] == {"August 29, 1986"}
+    assert qas["What was J. J. Carlock House added to?"] == {"National Register of Historic Places"}
+
+
+def test_a_passive_verbs_agent_hung_on_the_noun_before_it(extractor: OfflineExtractor) -> None:
+    """The parser hangs "by Jan Molen" on "primary"; a passive verb with no agent of its own takes it.
+    An active verb's "by" phrase stays what it was (a margin)."""
+    beaten = qa_map(
+        extractor.extract(
+            ChunkText("Piet Ridder was defeated in the 1942 Democratic primary by Jan Molen.", "Piet Ridder")
+        )
+    )
+    assert beaten["Who defeated Piet Ridder?"] == {"Jan Molen"}
+    assert beaten["Who was defeated by Jan Molen?"] == {"Piet Ridder"}
+    assert beaten["What was Piet Ridder defeated in?"] == {"1942 Democratic primary"}
+    lost = qa_map(
+        extractor.extract(ChunkText("Jan Molen lost the 1950 election to Piet Ridder by 300 votes.", "Jan Molen"))
+    )
+    assert lost["Who did Jan Molen lose 1950 election to?"] == {"Piet Ridder"}
+    assert not [q for q in lost if q.startswith("Who defeated") or " by Piet Ridder" in q]
