@@ -1523,7 +1523,9 @@ def test_a_date_keeps_its_day_and_a_decade_is_a_date(extractor: OfflineExtractor
     month. It dropped "the 1880s" altogether: no number word, no time word."""
     signed = qa_map(
         extractor.extract(
-            ChunkText("The Vega Treaty was signed aboard the ship Vega in Oslo Harbour on 4 September 1921.", "")
+            ChunkText(
+                "The Vega Treaty was signed aboard the ship Vega in Oslo Harbour on 4 September 1921.", ""
+            )
         )
     )
     assert signed["When was Vega Treaty signed?"] == {"4 September 1921"}
@@ -1563,7 +1565,9 @@ def test_a_passive_verbs_agent_hung_on_the_noun_before_it(extractor: OfflineExtr
     assert beaten["Who was defeated by Jan Molen?"] == {"Piet Ridder"}
     assert beaten["What was Piet Ridder defeated in?"] == {"1942 Democratic primary"}
     lost = qa_map(
-        extractor.extract(ChunkText("Jan Molen lost the 1950 election to Piet Ridder by 300 votes.", "Jan Molen"))
+        extractor.extract(
+            ChunkText("Jan Molen lost the 1950 election to Piet Ridder by 300 votes.", "Jan Molen")
+        )
     )
     assert lost["Who did Jan Molen lose 1950 election to?"] == {"Piet Ridder"}
     assert not [q for q in lost if q.startswith("Who defeated") or " by Piet Ridder" in q]
