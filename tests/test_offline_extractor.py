@@ -1571,3 +1571,13 @@ def test_a_passive_verbs_agent_hung_on_the_noun_before_it(extractor: OfflineExtr
     )
     assert lost["Who did Jan Molen lose 1950 election to?"] == {"Piet Ridder"}
     assert not [q for q in lost if q.startswith("Who defeated") or " by Piet Ridder" in q]
+
+
+def test_one_of_the_n_in_a_place_places_the_noun_there(extractor: OfflineExtractor) -> None:
+    """The parser hangs "in Altai Krai" on the count ("the fifty-nine"); 4.0 left the district nowhere."""
+    text = "Biysky District is a district, one of the fifty-nine in Altai Krai, Russia."
+    qas = qa_map(extractor.extract(ChunkText(text, "Biysky District")))
+    assert qas["What is Biysky District a district in?"] == {"Altai Krai", "Russia"}
+    assert qas["What is a district in Altai Krai?"] == {"Biysky District"}
+    oldest = qa_map(extractor.extract(ChunkText("Sarna is a village, one of the oldest in Poland.", "Sarna")))
+    assert oldest["What is Sarna a village in?"] == {"Poland"}

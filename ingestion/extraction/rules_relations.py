@@ -672,6 +672,11 @@ class RelationRules:
                     for p in self._direction_paths(child, [*prefix, *words], depth + 1):
                         p.noun = p.noun or member
                         out.append(p)
+                elif child.dep_ == "appos" and child.lower_ == "one":
+                    for place in _one_of_places(child):  # "a district, one of the seventeen in X"
+                        for p in self._from_noun(place, [*prefix, *words, "in"], depth + 1):
+                            p.noun = p.noun or member
+                            out.append(p)
         return out
 
     def _named_by_kind(self, noun: Token) -> tuple[str, list[tuple[str, Token]]] | None:
@@ -1849,6 +1854,22 @@ def _subject_tokens(verb: Token) -> list[Token]:
     subject on the auxiliary ("The plan was [<- subject] later revised by ...")."""
     aux = [c for c in verb.children if c.dep_ in {"aux", "auxpass"} and c.i < verb.i]
     return [*verb.children, *(g for a in aux for g in a.children)]
+
+
+def _one_of_places(one: Token) -> list[Token]:
+    """``a district, one of the seventeen in Khabarovsk Krai``: the place that "one of the N in" names
+    is where the noun the "one" stands beside is; the parser hangs the "in" on the count."""
+    return [
+        pobj
+        for of in one.children
+        if of.dep_ == "prep" and of.lower_ == "of"
+        for count in of.children
+        if count.dep_ == "pobj"
+        for prep in count.children
+        if prep.dep_ == "prep" and prep.lower_ == "in"
+        for pobj in prep.children
+        if pobj.dep_ == "pobj"
+    ]
 
 
 def _misplaced_agent(pred: Token, pobj: Token) -> Token | None:
