@@ -1581,3 +1581,15 @@ def test_one_of_the_n_in_a_place_places_the_noun_there(extractor: OfflineExtract
     assert qas["What is a district in Altai Krai?"] == {"Biysky District"}
     oldest = qa_map(extractor.extract(ChunkText("Sarna is a village, one of the oldest in Poland.", "Sarna")))
     assert oldest["What is Sarna a village in?"] == {"Poland"}
+
+
+def test_a_middle_initial_in_the_title_stands_for_the_name_it_shortens(extractor: OfflineExtractor) -> None:
+    """The article "Zachary D. Massey" opens on "Zachary David Massey": 4.0 kept the two apart, so a
+    question naming the article's title found a topic entity with no facts."""
+    text = "Zachary David Massey (November 14, 1864 – July 13, 1923) was an American politician."
+    gsw = extractor.extract(ChunkText(text, "Zachary D. Massey"))
+    topic = next(e for e in gsw.entities if e.type == "PERSON")
+    assert (topic.name, topic.aliases) == ("Zachary D. Massey", ["Zachary David Massey"])
+    assert qa_map(gsw)["When was Zachary D. Massey born?"] == {"November 14, 1864"}
+    other = extractor.extract(ChunkText("John Smith was a farmer in Ohio.", "J. Smith"))
+    assert "J. Smith" not in {e.name for e in other.entities}

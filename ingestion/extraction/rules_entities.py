@@ -170,7 +170,7 @@ class EntityTable:
         taken: set[int] = set()
         for variant in variants:
             # "West Branch Warner River" is written "the West Branch of the Warner River"
-            words = [re.escape(w) for w in variant.split()]
+            words = [_title_word(w, i, variant) for i, w in enumerate(variant.split())]
             pattern = r"(?<!\w)" + r"\s+(?:of\s+(?:the\s+)?)?".join(words) + r"(?!\w)"
             for m in re.finditer(pattern, self.doc.text, flags=re.IGNORECASE):
                 span = self.doc.char_span(m.start(), m.end(), alignment_mode="expand")
@@ -626,6 +626,15 @@ def _personal_name(name: str) -> bool:
 
 # Words a mention does not start with: articles, and possessives ("its first week" is "first week").
 _LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
+
+
+def _title_word(word: str, i: int, title: str) -> str:
+    """The pattern of one word of the title. A middle initial stands for the name it shortens: the
+    article "Zachary D. Massey" opens on "Zachary David Massey", who is the article's topic (the
+    initial, not the first or last word, so "J. Smith" is not "John Smith" nor "Smith J." anyone)."""
+    if 0 < i < len(title.split()) - 1 and re.fullmatch(r"[A-Z]\.", word):
+        return rf"{word[0]}(?:\.|[a-z]+)"
+    return re.escape(word)
 
 
 def _title_variants(title: str) -> list[str]:
