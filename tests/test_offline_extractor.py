@@ -1591,5 +1591,9 @@ def test_a_middle_initial_in_the_title_stands_for_the_name_it_shortens(extractor
     topic = next(e for e in gsw.entities if e.type == "PERSON")
     assert (topic.name, topic.aliases) == ("Zachary D. Massey", ["Zachary David Massey"])
     assert qa_map(gsw)["When was Zachary D. Massey born?"] == {"November 14, 1864"}
+    host = extractor.extract(
+        ChunkText("Alfred Domingo Herger is a Puerto Rican television show host.", "Alfred D. Herger")
+    )
+    assert qa_map(host)["What nationality is Alfred D. Herger?"] == {"Puerto Rican"}  # a person, not a thing
     other = extractor.extract(ChunkText("John Smith was a farmer in Ohio.", "J. Smith"))
     assert "J. Smith" not in {e.name for e in other.entities}

@@ -153,6 +153,9 @@ class EntityTable:
             if any(s < te and ts < e and not (ts <= s and e <= te) for s, e, _t in spans):
                 continue  # a larger NER entity contains the title words: not the title
             etype = next((t for s, e, t in spans if ts == s and e == te), None)
+            if etype is None and _MIDDLE_INITIAL.search(self.title_name):
+                # "Alfred Domingo Herger" for "Alfred D. Herger": the NER's person inside it is the title's
+                etype = next((t for s, e, t in spans if ts <= s and e <= te and t == "PERSON"), None)
             kept.append((ts, te, etype or "", True))
         kept.extend((s, e, "THING", False) for s, e in self._proper_runs(kept))
         kept.sort()
@@ -626,6 +629,9 @@ def _personal_name(name: str) -> bool:
 
 # Words a mention does not start with: articles, and possessives ("its first week" is "first week").
 _LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
+
+
+_MIDDLE_INITIAL = re.compile(r"\w \w\. \w")
 
 
 def _title_word(word: str, i: int, title: str) -> str:
