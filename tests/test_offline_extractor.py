@@ -1597,3 +1597,11 @@ def test_a_middle_initial_in_the_title_stands_for_the_name_it_shortens(extractor
     assert qa_map(host)["What nationality is Alfred D. Herger?"] == {"Puerto Rican"}  # a person, not a thing
     other = extractor.extract(ChunkText("John Smith was a farmer in Ohio.", "J. Smith"))
     assert "J. Smith" not in {e.name for e in other.entities}
+
+
+def test_decades_joined_by_and_are_two_dates(extractor: OfflineExtractor) -> None:
+    """The NER reads "the 1880s and | 1890s": a name never ends on its "and", and two decades are two dates."""
+    text = "Harlequin was played by the noted comedy actor Jan Molen during the 1880s and 1890s."
+    qas = qa_map(extractor.extract(ChunkText(text, "Harlequin")))
+    assert qas["When was Harlequin played?"] == {"1880s", "1890s"}
+    assert not [q for q in qas if " and and " in q or q.endswith(" and?")]

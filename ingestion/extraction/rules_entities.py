@@ -720,8 +720,8 @@ def _trim(ent: Span) -> tuple[int, int]:
         doc[end - 1].tag_ == "POS"
         or doc[end - 1].is_punct
         and doc[end - 1].text != "."
-        or doc[end - 1].pos_ == "ADP"
-        and doc[end - 1].is_lower  # "Rude in"
+        or doc[end - 1].pos_ in {"ADP", "CCONJ"}
+        and doc[end - 1].is_lower  # "Rude in", "the 1880s and"
     ):
         end -= 1
     return start, end
@@ -925,7 +925,9 @@ def _split_ranges(doc: Doc, spans: list[tuple[int, int, str]]) -> list[tuple[int
                     part_start = i + 1
             if part_start < end:
                 parts.append((part_start, end))
-        if len(parts) > 1 and all(any(t.like_num for t in doc[a:b]) for a, b in parts):
+        if len(parts) > 1 and all(
+            any(t.like_num or _DECADE.fullmatch(t.text) for t in doc[a:b]) for a, b in parts
+        ):
             out.extend((a, b, "DATE") for a, b in parts)
         else:
             out.append((start, end, etype))
