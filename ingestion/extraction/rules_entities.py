@@ -23,6 +23,7 @@ from engramdb.ingestion.extraction.rules_lexicon import (
     FEATURE_NOUNS,
     GROUP_PRONOUNS,
     MEASURE_UNITS,
+    MONTH_PATTERN,
     NER_TYPES,
     NOUN_TYPES,
     PERSON_PRONOUNS,
@@ -153,7 +154,7 @@ class EntityTable:
             if any(s < te and ts < e and not (ts <= s and e <= te) for s, e, _t in spans):
                 continue  # a larger NER entity contains the title words: not the title
             etype = next((t for s, e, t in spans if ts == s and e == te), None)
-            if etype is None and _MIDDLE_INITIAL.search(self.title_name):
+            if etype is None and _has_middle_initial(self.title_name):
                 # "Alfred Domingo Herger" for "Alfred D. Herger": the NER's person inside it is the title's
                 etype = next((t for s, e, t in spans if ts <= s and e <= te and t == "PERSON"), None)
             kept.append((ts, te, etype or "", True))
@@ -173,7 +174,8 @@ class EntityTable:
         taken: set[int] = set()
         for variant in variants:
             # "West Branch Warner River" is written "the West Branch of the Warner River"
-            words = [_title_word(w, i, variant) for i, w in enumerate(variant.split())]
+            written = variant.split()
+            words = [_title_word(written, i) for i in range(len(written))]
             pattern = r"(?<!\w)" + r"\s+(?:of\s+(?:the\s+)?)?".join(words) + r"(?!\w)"
             for m in re.finditer(pattern, self.doc.text, flags=re.IGNORECASE):
                 span = self.doc.char_span(m.start(), m.end(), alignment_mode="expand")
@@ -631,16 +633,23 @@ def _personal_name(name: str) -> bool:
 _LEADING = frozenset({"the", "a", "an", "his", "her", "its", "their", "my", "our", "your"})
 
 
-_MIDDLE_INITIAL = re.compile(r"\w \w\. \w")
+def _middle_initial(words: list[str], i: int) -> bool:
+    """Word ``i`` of a title is an initial between two words ("D." in "Zachary D. Massey"); not the
+    first or last word, so "J. Smith" is not "John Smith" nor "Smith J." anyone."""
+    return 0 < i < len(words) - 1 and re.fullmatch(r"[A-Z]\.", words[i]) is not None
 
 
-def _title_word(word: str, i: int, title: str) -> str:
+def _has_middle_initial(title: str) -> bool:
+    words = title.split()
+    return any(_middle_initial(words, i) for i in range(len(words)))
+
+
+def _title_word(words: list[str], i: int) -> str:
     """The pattern of one word of the title. A middle initial stands for the name it shortens: the
-    article "Zachary D. Massey" opens on "Zachary David Massey", who is the article's topic (the
-    initial, not the first or last word, so "J. Smith" is not "John Smith" nor "Smith J." anyone)."""
-    if 0 < i < len(title.split()) - 1 and re.fullmatch(r"[A-Z]\.", word):
-        return rf"{word[0]}(?:\.|[a-z]+)"
-    return re.escape(word)
+    article "Zachary D. Massey" opens on "Zachary David Massey", who is the article's topic."""
+    if _middle_initial(words, i):
+        return rf"{words[i][0]}(?:\.|[a-z]+)"
+    return re.escape(words[i])
 
 
 def _title_variants(title: str) -> list[str]:
@@ -727,7 +736,7 @@ def _trim(ent: Span) -> tuple[int, int]:
     return start, end
 
 
-_MONTH_WORD = re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
+_MONTH_WORD = re.compile(MONTH_PATTERN)
 
 
 def _with_day(doc: Doc, start: int) -> int:

@@ -9,6 +9,9 @@ to the GSW's coarse entity types.
 
 from __future__ import annotations
 
+# A month name, whole or shortened ("Sept.", "December"), as a regular-expression fragment.
+MONTH_PATTERN = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+
 # spaCy NER label -> GSW entity type. Labels not listed (ORDINAL) are not entities.
 NER_TYPES: dict[str, str] = {
     "PERSON": "PERSON",

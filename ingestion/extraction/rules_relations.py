@@ -565,21 +565,20 @@ class RelationRules:
                 found.extend(self._from_noun(child, []))
             elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:
                 found.extend(self._direction_paths(child, [], 0))
-            elif child.dep_ == "npadvmod" and self._date_at(child):
+            elif child.dep_ == "npadvmod" and (date := self._date_at(child)):
                 # "was established February 6, 1902": a date with no preposition before it
-                found.append(_Path([], self._date_at(child), child))
+                found.append(_Path([], date, child))
             elif child.dep_ in {"prep", "agent"} or _conjoined_prep(child):
                 # "from 1951 to 1957": the second preposition hangs on the first
                 preps = [child, *(g for g in child.children if g.dep_ == "prep" and g.lower_ in _RANGE_PREPS)]
                 for prep in preps:
                     for pobj in prep.children:
                         if pobj.dep_ == "pobj":
-                            for p in self._from_noun(pobj, [prep.lower_]):
-                                p.agent = prep.dep_ == "agent"
-                                p.via_prep = True
-                                found.append(p)
+                            found.extend(self._prep_paths(prep, pobj, agent=prep.dep_ == "agent"))
                             if (by := _misplaced_agent(pred, pobj)) is not None:
-                                found.extend(self._agent_paths(by))
+                                for agent in by.children:
+                                    if agent.dep_ == "pobj":
+                                        found.extend(self._prep_paths(by, agent, agent=True))
         seen: set[str] = set()
         unique = []
         for p in found:  # one path per entity: the first (closest) one
@@ -588,14 +587,13 @@ class RelationRules:
                 unique.append(p)
         return unique
 
-    def _agent_paths(self, by: Token) -> list[_Path]:
-        out = []
-        for pobj in by.children:
-            if pobj.dep_ == "pobj":
-                for p in self._from_noun(pobj, ["by"]):
-                    p.agent = p.via_prep = True
-                    out.append(p)
-        return out
+    def _prep_paths(self, prep: Token, pobj: Token, agent: bool) -> list[_Path]:
+        """The paths through one object of a verb's preposition (``agent``: a "by" naming the doer)."""
+        paths = self._from_noun(pobj, [prep.lower_])
+        for p in paths:
+            p.agent = agent
+            p.via_prep = True
+        return paths
 
     def _date_at(self, tok: Token) -> str | None:
         key = self.t.key_at(tok)

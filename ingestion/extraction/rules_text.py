@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+from engramdb.ingestion.extraction.rules_lexicon import MONTH_PATTERN
+
+_MONTH = MONTH_PATTERN
 _DATE = (
     rf"(?:(?:c\.|ca\.|circa|about|before|after)\s*)?"
     rf"(?:(?:\d{{1,2}}\s+{_MONTH}|{_MONTH}\s+\d{{1,2}},?|{_MONTH})\s+)?"
