@@ -1605,3 +1605,35 @@ def test_decades_joined_by_and_are_two_dates(extractor: OfflineExtractor) -> Non
     qas = qa_map(extractor.extract(ChunkText(text, "Harlequin")))
     assert qas["When was Harlequin played?"] == {"1880s", "1890s"}
     assert not [q for q in qas if " and and " in q or q.endswith(" and?")]
+
+
+def test_a_definite_object_noun_the_topic_fits_is_the_topic(extractor: OfflineExtractor) -> None:
+    """4.2 resolved "the film" as a subject only: "Piet Ridder directed the film" in the film's own
+    article asked "Where did Piet Ridder direct the film?", naming no film."""
+    text = "Harbour Lights is a 1951 Dutch film. Piet Ridder directed the film in Leiden."
+    qas = qa_map(extractor.extract(ChunkText(text, "Harbour Lights")))
+    assert qas["Who directed Harbour Lights?"] == {"Piet Ridder"}
+    assert qas["Where did Piet Ridder direct Harbour Lights?"] == {"Leiden"}
+    assert not [q for q in qas if "direct" in q and "the film" in q]
+    # the noun's own phrases still count, and the event is asked once through the topic's name
+    text = "Harbour Lights is a 1951 Dutch film. Jan Molen starred in the film alongside Anna Vos."
+    qas = qa_map(extractor.extract(ChunkText(text, "Harbour Lights")))
+    assert qas["Who starred in Harbour Lights?"] == {"Jan Molen"}
+    assert qas["Who did Jan Molen star in Harbour Lights alongside?"] == {"Anna Vos"}
+    assert not [q for q in qas if "star" in q and q.count("Harbour Lights") + q.count("the film") > 1]
+    # a noun the topic does not fit, or one another phrase makes another thing, stays a noun
+    text = "Jan Molen is a Dutch actor. He directed the film in Leiden."
+    person = qa_map(extractor.extract(ChunkText(text, "Jan Molen")))
+    assert person["Where did Jan Molen direct the film?"] == {"Leiden"}
+    assert "What did Jan Molen direct?" not in person
+    text = "Harbour Lights is a 1951 Dutch film. Piet Ridder directed the film of the novel."
+    remake = qa_map(extractor.extract(ChunkText(text, "Harbour Lights")))
+    assert "Who directed Harbour Lights?" not in remake
+
+
+def test_a_definite_owner_the_topic_fits_owns_the_noun(extractor: OfflineExtractor) -> None:
+    """ "The band's drummer, X," in the band's article: 4.2 read the owner only when it was a name."""
+    text = "The Larks are a Dutch rock band. The band's drummer, Jan Molen, joined the band in 1991."
+    qas = qa_map(extractor.extract(ChunkText(text, "The Larks")))
+    assert qas["Who was the drummer of Larks?"] == {"Jan Molen"}
+    assert qas["What was Jan Molen the drummer of?"] == {"Larks"}

@@ -63,6 +63,8 @@ _BODY_WORDS = frozenset("party league front alliance union movement congress blo
 _MAX_SLOTS = 4  # participants of one event named in a question besides the subject
 _ORDINAL_WORD = re.compile(r"^(?:\d+(?:st|nd|rd|th)|second|third|fourth|fifth)$", re.IGNORECASE)
 _MAX_LISTED = 3  # entities of one slot of an event; a longer list gets two-entity questions only
+# Prepositions that tell another thing of the noun's kind: "the film of the novel", "the film by X"
+_OWN_PREPS = frozenset({"of", "by", "about", "from"})
 
 
 @dataclass
@@ -92,6 +94,7 @@ class _Path:
     count_noun: Token | None = None  # "1,200 stores": the counted noun
     kind: str | None = None  # "the island of Tahiti": the kind of place that introduced the name
     kind_of: bool = True  # the kind stands before the name with "of" ("the island of"); not "clubs such as"
+    topic: bool = False  # the article's topic under a definite noun ("the film"), not a name
 
 
 class RelationRules:
@@ -603,6 +606,9 @@ class RelationRules:
         out: list[_Path] = []
         for member in coordinated(tok):
             key = self.t.key_at(member) or (self.resolve(member) if member.pos_ == "PRON" else None)
+            topic = None if key else self._topic_noun(member)
+            if topic:  # "starred in the film alongside Y": the film is the topic; its phrases still count
+                out.append(_Path(list(prefix), topic, member, topic=True))
             if key and _stands_for_people(member, self.t.get(key).type):
                 continue
             if key:
@@ -642,7 +648,7 @@ class RelationRules:
             for m in _listed_before(member):  # "through Crawford and Dent counties": each listed name
                 if (k := self.t.key_at(m)) and all(p.key != k for p in out):
                     out.append(_Path(list(prefix), k, m))
-            words = noun_phrase(member, self.t)
+            words = [self.t.get(topic).name] if topic else noun_phrase(member, self.t)
             if words is None:
                 continue
             trailing = _trailing_adjectives(member)
@@ -662,10 +668,10 @@ class RelationRules:
                             for p in self._from_noun(pobj, [*prefix, *words, child.lower_], depth + 1):
                                 p.noun = p.noun or member
                                 out.append(p)
-                elif child.dep_ == "poss" and self.t.key_at(child):
-                    out.append(
-                        _Path([*prefix, *_definite(words), "of"], self.t.key_at(child), child, noun=member)
-                    )
+                elif child.dep_ == "poss" and (
+                    owner := self.t.key_at(child) or self.t.resolve_definite(child)
+                ):
+                    out.append(_Path([*prefix, *_definite(words), "of"], owner, child, noun=member))
                 elif child.dep_ == "advmod" and child.lower_ in DIRECTIONS:  # "a village south of X"
                     for p in self._direction_paths(child, [*prefix, *words], depth + 1):
                         p.noun = p.noun or member
@@ -676,6 +682,21 @@ class RelationRules:
                             p.noun = p.noun or member
                             out.append(p)
         return out
+
+    def _topic_noun(self, noun: Token) -> str | None:
+        """``Y directed the film`` in the film's own article: a bare definite noun the topic fits. Not
+        what a copula says the subject is ("X was the source for Y" in X's article)."""
+        if (
+            noun.dep_ in {"attr", "oprd"}
+            or any(c.dep_ != "det" for c in noun.children if c.i < noun.i)
+            or any(
+                c.dep_ in {"appos", "compound", "acl", "relcl"}
+                or (c.dep_ == "prep" and c.lower_ in _OWN_PREPS)
+                for c in noun.children
+            )
+        ):
+            return None
+        return self.t.resolve_definite(noun)
 
     def _named_by_kind(self, noun: Token) -> tuple[str, list[tuple[str, Token]]] | None:
         """``the city of Wichita`` / ``the U.S. state of Kansas`` / ``the cities of Midland and Odessa``:
@@ -1161,6 +1182,9 @@ class RelationRules:
         """
         slots: list[tuple[tuple[str, ...], list[_Path]]] = []
         pred_i = vg.pred.i if vg.pred is not None else -1
+        # "starred in the film alongside Y": the film (the topic) is named in the path to Y already
+        through = {p.noun.i for p in paths if p.noun is not None}
+        paths = [p for p in paths if not (p.topic and p.tok.i in through)]
 
         def order(p: _Path) -> tuple[bool, int]:  # fronted phrases last; a relative pronoun is no fronting
             at = pred_i if p.tok.lower_ in RELATIVE_PRONOUNS and not p.words else p.tok.i
@@ -1433,7 +1457,7 @@ class RelationRules:
         """The direct object, as words for a prepositional question ("When did X win <the prize>?")."""
         for child in pred.children:
             if child.dep_ == "dobj":
-                key = self.t.key_at(child)
+                key = self.t.key_at(child) or self._topic_noun(child)
                 if key and key != subj:
                     return self.t.get(key).name, key
                 words = noun_phrase(child, self.t)
