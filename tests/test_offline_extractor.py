@@ -1637,3 +1637,19 @@ def test_a_definite_owner_the_topic_fits_owns_the_noun(extractor: OfflineExtract
     qas = qa_map(extractor.extract(ChunkText(text, "The Larks")))
     assert qas["Who was the drummer of Larks?"] == {"Jan Molen"}
     assert qas["What was Jan Molen the drummer of?"] == {"Larks"}
+
+
+def test_the_company_takes_up_the_last_body_named_when_the_topic_is_not_one(
+    extractor: OfflineExtractor,
+) -> None:
+    """In a person's article "The company was sold" was the person's company to 4.2, never the one
+    the sentence before had named."""
+    text = "Jan Molen was a Dutch businessman. He founded Vroom Motors in 1920. The company was sold to Ford in 1950."
+    qas = qa_map(extractor.extract(ChunkText(text, "Jan Molen")))
+    assert qas["What was Vroom Motors sold to?"] == {"Ford"}
+    assert not [q for q in qas if "company" in q]
+    # a film's own article keeps "the film" for itself, whatever film was named before
+    text = "Harbour Lights is a 1951 Dutch film. It is a remake of Vroom. The film was produced by Anna Vos."
+    assert qa_map(extractor.extract(ChunkText(text, "Harbour Lights")))["Who produced Harbour Lights?"] == {
+        "Anna Vos"
+    }

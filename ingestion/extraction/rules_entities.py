@@ -509,7 +509,16 @@ class EntityTable:
             # "The concept was developed by ..." in the article on that concept
             if rec is None or rec.type not in {"PERSON", "PLACE", "DATE", "NUMBER"}:
                 return self._ensure_title()
+        if noun_type in _ANTECEDENT_TYPES:
+            return self._recent_of_type(tok, noun_type)
         return None
+
+    def _recent_of_type(self, tok: Token, etype: str) -> str | None:
+        """``He founded X in 1920. The company was sold in 1950.``: the last work or body named in
+        this sentence or the one before is what "the company" / "the film" takes up, when the topic
+        is not of its kind."""
+        earliest = self.doc[tok.sent.start - 1].sent.start if tok.sent.start > 0 else tok.sent.start
+        return self._latest(tok, {etype}, lambda span: span.start >= earliest)
 
     def _latest_subject(self, tok: Token) -> str | None:
         """The person last named as a subject (or in apposition to one) in this sentence or the one
@@ -551,6 +560,8 @@ class EntityTable:
         return best
 
 
+# Kinds whose "the <noun>" takes up the last one named, when the article's topic is of another kind.
+_ANTECEDENT_TYPES = frozenset({"WORK", "ORG"})
 # Lowercase words inside personal names ("Mary, Queen of Scots", "Ludwig van Beethoven").
 # Function words of a work's title ("Mr. Smith Goes to Washington") are no sign of a concept either.
 _NAME_PARTICLES = frozenset(
