@@ -517,8 +517,13 @@ class EntityTable:
         """``He founded X in 1920. The company was sold in 1950.``: the last work or body named in
         this sentence or the one before is what "the company" / "the film" takes up, when the topic
         is not of its kind."""
-        earliest = self.doc[tok.sent.start - 1].sent.start if tok.sent.start > 0 else tok.sent.start
+        earliest = self._previous_sentence_start(tok)
         return self._latest(tok, {etype}, lambda span: span.start >= earliest)
+
+    def _previous_sentence_start(self, tok: Token) -> int:
+        """Where the sentence before ``tok``'s begins (its own, for the first): the reach of "he" and
+        of "the company" back to what they take up."""
+        return self.doc[tok.sent.start - 1].sent.start if tok.sent.start > 0 else tok.sent.start
 
     def _latest_subject(self, tok: Token) -> str | None:
         """The person last named as a subject (or in apposition to one) in this sentence or the one
@@ -526,7 +531,7 @@ class EntityTable:
         often than they point to the last name read ("The governor, Hopper, has to replace Senator
         Foley. He chooses ...": Hopper). A "his" after a person named in its own sentence is that
         person's ("the son of A and his wife B")."""
-        earliest = self.doc[tok.sent.start - 1].sent.start if tok.sent.start > 0 else tok.sent.start
+        earliest = self._previous_sentence_start(tok)
 
         def subject(span: Span) -> bool:
             head = span.root
