@@ -1653,3 +1653,34 @@ def test_the_company_takes_up_the_last_body_named_when_the_topic_is_not_one(
     assert qa_map(extractor.extract(ChunkText(text, "Harbour Lights")))["Who produced Harbour Lights?"] == {
         "Anna Vos"
     }
+
+
+def test_a_name_no_rule_reached_is_asked_through_its_clause(extractor: OfflineExtractor) -> None:
+    """A name deeper in a clause about another entity ("near Dunby village") was left out of the
+    memory by 4.3; 4.4 asks the clause both ways, the name turned into a wh-phrase of its kind."""
+    text = (
+        "The Tarn River is a river in Norland that flows through the state of Vell during most of its "
+        "course, before ultimately joining the Ose River near Dunby village in Kell district."
+    )
+    gsw = extractor.extract(ChunkText(text, "Tarn River"))
+    qas = qa_map(gsw)
+    assert qas["Tarn River joins the Ose River near which village?"] == {"Dunby"}
+    assert qas["What joins the Ose River near Dunby village?"] == {"Tarn River"}
+    assert "Dunby" in {e.name for e in gsw.entities}
+    text = "Mara Lind was a Swedish singer. She is married to Olle Berg."
+    qas = qa_map(extractor.extract(ChunkText(text, "Mara Lind")))
+    assert qas["Mara Lind is married to whom?"] == {"Olle Berg"}
+    assert qas["Who is married to Olle Berg?"] == {"Mara Lind"}
+
+
+def test_the_clause_fallback_leaves_descriptions_and_pronouns_alone(extractor: OfflineExtractor) -> None:
+    """What the last pass must not ask: a year describing a work ("the 2003 book"), a copula's own noun
+    (a role: "was the Duchess of Arle", "was a Senior ... Judge"), a clause whose words hold a pronoun."""
+    text = (
+        "Red Fields is a 1950 film. It is based on the 2003 book. Tom Hale was the Duchess of Arle. "
+        "Ola Berg was a Senior United States District Judge. Berg played in seven of his team's ten matches."
+    )
+    gsw = extractor.extract(ChunkText(text, "Red Fields"))
+    questions = [qa.question for qa in gsw.qa_pairs]
+    assert not [q for q in questions if re.search(r"\b(which|what) (year|date|place|organization)\b", q)]
+    assert not [q for q in questions if _PRONOUN.search(q)]
