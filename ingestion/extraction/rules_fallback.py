@@ -24,6 +24,7 @@ from engramdb.ingestion.extraction.rules_relations import (
     RelationRules,
     _finite,
     _subject_tokens,
+    _wh_noun,
     coordinated,
 )
 
@@ -57,12 +58,12 @@ def clause_facts(rules: RelationRules, facts: list[Fact]) -> list[Fact]:
 
 
 def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: set[str]) -> Fact | None:
-    doc = rules.doc
-    span = doc[start:end]
-    root = span.root
+    doc, table = rules.doc, rules.t
+    root = doc[start:end].root
     if root.dep_ == "conj":
         return None  # a later member of a list answers with the first one (below)
-    etype = rules.t.get(key).type
+    rec = table.get(key)
+    etype = rec.type
     # "near Alampur village": the name of the kind of place right after it (not "the U.S. state of X")
     named_kind = (
         root.dep_ == "compound"
@@ -86,7 +87,7 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
     while verb.pos_ not in {"VERB", "AUX"} and verb.head.i != verb.i and len(path) < _MAX_UP:
         path.append(verb)
         verb = verb.head
-    if any((k := rules.t.key_at(t)) and rules.t.get(k).type == "PLACE" for t in path[1:]):
+    if any((k := table.key_at(t)) and table.get(k).type == "PLACE" for t in path[1:]):
         return None  # "the Sayan Mountains in the Krasnoyarsk Krai of Russia": Russia's partner is the krai
     if verb.pos_ not in {"VERB", "AUX"} or verb.i == root.i or verb.tag_ == "VB":
         return None  # no verb, or an infinitive or imperative ("to develop X"), which says no fact
@@ -98,11 +99,12 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
     if verb.lemma_ == "be" and root.dep_ == "attr":
         return None  # the copula's noun describes the subject ("was the Duchess of Lorraine"): a role
     subj, _passive = rules.subject(verb)
-    if subj is None or subj == key or rules.t.get(subj).type in {"DATE", "NUMBER"}:
+    if subj is None or subj == key or table.get(subj).type in {"DATE", "NUMBER"}:
         return None
     kept: set[int] = {verb.i}
     kept.update(c.i for c in verb.children if c.dep_ in _VERB_PARTS)
-    for obj in (c for c in verb.children if c.dep_ == "dobj" and c.i not in {t.i for t in path}):
+    on_path = {t.i for t in path}
+    for obj in (c for c in verb.children if c.dep_ == "dobj" and c.i not in on_path):
         # the verb's object stays with it ("joins the Ose River near which village?"), its own phrases not
         kept.add(obj.i)
         kept.update(t.i for c in obj.children if c.dep_ in _MODIFIERS for t in c.subtree)
@@ -123,14 +125,13 @@ def _clause_fact(rules: RelationRules, start: int, end: int, key: str, linked: s
         doc[i].is_punct or doc[i].pos_ in {"PRON", "SYM", "X"} for i in words if not start <= i < end
     ):
         return None  # a paraphrase of the sentence, or a pronoun no question may hold ("his 1988 death")
-    rec, subj_rec = rules.t.get(key), rules.t.get(subj)
-    table = rules.t
+    subj_rec = table.get(subj)
     answers = [key]  # "such as A, B and C": the list's later members answer the same question
     for member in coordinated(root)[1:]:
         other = table.key_at(member)
         if other and other not in linked and other != subj and other not in answers:
             answers.append(other)
-    wh, dropped = _wh_phrase(rec.type, root)
+    wh, dropped = _wh_phrase(etype, root, named_kind or counted)
     if not wh:
         return None
     dropped |= set(range(start + 1, end))
@@ -157,24 +158,21 @@ def _word(tok: Token, verb: Token) -> str:
     return tok.text if tok.pos_ == "PROPN" or tok.text.isupper() else tok.text.lower()
 
 
-def _wh_phrase(etype: str, root: Token) -> tuple[str, set[int]]:
-    """The wh-phrase that stands for the name, and the tokens it replaces besides the name's own."""
+def _wh_phrase(etype: str, root: Token, with_head: bool) -> tuple[str, set[int]]:
+    """The wh-phrase that stands for the name, and the tokens it replaces besides the name's own;
+    ``with_head``: the name is the kind noun's or the counted noun's, which the phrase takes in."""
     head = root.head
-    if root.dep_ == "compound" and head.lemma_ not in NOUN_TYPES:
-        return "", set()  # "a State Department tour": the tour is not the department
-    if root.dep_ == "nummod" and etype == "NUMBER" or root.dep_ == "compound":
+    if with_head:
         # "near Alampur village": "near which village"; "into 4 districts": "into how many districts"
         if head.pos_ != "NOUN" or head.i < root.i:
             return "", set()
         word = "how many" if root.dep_ == "nummod" else "which"
         between = set(range(root.i + 1, head.i + 1))
         return f"{word} {' '.join(t.text for t in root.doc[root.i + 1 : head.i + 1])}", between
-    return {
-        "PERSON": "whom",
-        "ORG": "which organization",
-        "PLACE": "which place",
-        "DATE": "which year" if root.text.isdigit() else "what date",
-        "WORK": "which work",
-        "EVENT": "which event",
-        "NUMBER": "what amount",
-    }[etype], set()
+    if etype == "PERSON":
+        return "whom", set()
+    if etype == "DATE":
+        return ("which year" if root.text.isdigit() else "what date"), set()
+    if etype == "NUMBER":
+        return "what amount", set()
+    return f"which {_wh_noun(etype)}", set()  # "which place", "which organization", ...
