@@ -17,6 +17,7 @@ from rich.console import Console
 from engramdb.platform.errors import InputError
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.retrieval.hypergraph.memory import (
+    Fact,
     HypergraphStore,
     WorkingMemory,
     forget_document,
@@ -24,11 +25,12 @@ from engramdb.retrieval.hypergraph.memory import (
     new_query_id,
     render_memory_run,
 )
+from engramdb.retrieval.hypergraph.offline import offline_plan, reached_points
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, SubQuery, reciprocal_rank_fusion
 from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
-from engramdb.retrieval.results import NA
+from engramdb.retrieval.results import NA, QACandidate
 from engramdb.retrieval.strategy import AskContext
 from tests.conftest import private_settings
 
@@ -119,6 +121,44 @@ def test_later_step_investigates_locally_and_explores_globally(hg_memory: Memory
     assert modes == {"local", "global"}
     local = next(sub for sub in later[0].subqueries if sub["mode"] == "local")
     assert local["point"] in {op["point"] for op in result.details.steps[0].operations}
+
+
+def _fact(qa_id: str, question: str, subject: str, answer: str, score: float = 0.5) -> Fact:
+    qa = QACandidate(qa_id=qa_id, question=question, answer_ids=(answer,), answer_names=(answer,),
+                     answer_types=(), question_entity_ids=(subject,), doc_id="d", chunk_id="c")  # fmt: skip
+    return Fact(qa, score, floor=0.1)
+
+
+def _insert(memory: WorkingMemory, *facts: Fact) -> None:
+    entities = sorted({e for f in facts for e in f.entity_ids})
+    memory.insert(entities, " ".join(f.sentence for f in facts), step=0, facts=facts,
+                  relevance=max(f.score for f in facts))  # fmt: skip
+
+
+def test_points_about_unrelated_entities_neither_suffice_nor_lead_the_plan() -> None:
+    """The first hop is in memory, and a point about someone else's birth covers "born": memory does not
+    suffice until the birth joins the chain, and the local look is around the first hop, for "born"."""
+    memory = WorkingMemory()
+    memory.names.update({"Film X": "Film X", "Ann Roe": "Ann Roe", "Bo Vik": "Bo Vik", "1950": "1950"})
+    _insert(memory, _fact("q1", "When was Bo Vik born?", "Bo Vik", "1950", score=0.6))
+    _insert(memory, _fact("q2", "Who is the director of Film X?", "Film X", "Ann Roe", score=0.3))
+    question = "When was the director of Film X born?"
+    unrelated, first_hop = memory.ranked()
+    assert reached_points(memory.ranked(), ["Film X"]) == [first_hop]
+    assert reached_points(memory.ranked(), []) == [unrelated, first_hop]  # nothing named: every point counts
+    assert reached_points(memory.ranked(), ["Elsewhere"]) == [unrelated, first_hop]
+
+    sufficient, subs = offline_plan(question, memory, set(), local_points=2, named_ids=["Film X"])
+    assert not sufficient
+    assert [(s.mode, s.text, s.point) for s in subs] == [
+        ("local", "born", first_hop.label),
+        ("global", "born", None),
+    ]
+    # without the names, the unrelated point's "born" and the first hop's words cover the question
+    assert offline_plan(question, memory, set(), local_points=2)[0]
+
+    _insert(memory, _fact("q3", "When was Ann Roe born?", "Ann Roe", "1901", score=0.5))
+    assert offline_plan(question, memory, set(), local_points=2, named_ids=["Film X"]) == (True, [])
 
 
 def test_question_about_things_memory_lacks_is_na(hg_memory: Memory) -> None:

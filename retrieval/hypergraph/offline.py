@@ -87,16 +87,23 @@ def offline_merge(memory: WorkingMemory, step: int, overlap: float, max_entities
 
 
 def offline_plan(
-    question: str, memory: WorkingMemory, investigated: set[frozenset[str]], local_points: int
-) -> tuple[bool, list[SubQuery]]:
+    question: str, memory: WorkingMemory, investigated: set[frozenset[str]], local_points: int,
+    named_ids: Sequence[str] = (),
+) -> tuple[bool, list[SubQuery]]:  # fmt: skip
     """Offline sufficiency and sub-queries.
 
     The open concern is the question's content words that no relevant point
     covers yet (in its description or its entities' names); none left means
     memory suffices. Otherwise the concern is looked for around each of the
     most relevant points not investigated yet (local) and beyond memory (global).
+
+    Only points reached from what the question names count (:func:`reached_points`):
+    for "When was the director of X born?", a point "Who directed X? Y" and a
+    point "When was Z born?" about an unrelated Z cover every word together, yet
+    memory holds no answer until Y's birth joins the first; the point about Z
+    neither stops the run nor is investigated before the points reached.
     """
-    relevant = [p for p in memory.ranked() if p.relevant]
+    relevant = reached_points([p for p in memory.ranked() if p.relevant], named_ids)
     covered = content_words(" ".join([p.description for p in relevant]
                                      + [memory.names.get(e, "") for p in relevant for e in p.entity_ids]))  # fmt: skip
     missing = content_words(question) - covered
@@ -111,6 +118,27 @@ def offline_plan(
     if missing:
         subs.append(SubQuery("global", concern))
     return False, subs
+
+
+def reached_points(points: Sequence[Point], named_ids: Sequence[str]) -> list[Point]:
+    """The ``points`` joined to an entity in ``named_ids`` through shared entities, in their order;
+    all of them when none is (nothing named, or memory holds nothing about it yet)."""
+    reached = set(named_ids)
+    joined: list[Point] = []
+    left = list(points)
+    grew = True
+    while grew:
+        grew = False
+        for point in list(left):
+            if reached & set(point.entity_ids):
+                reached |= set(point.entity_ids)
+                joined.append(point)
+                left.remove(point)
+                grew = True
+    if not joined:
+        return list(points)
+    order = {p.label: i for i, p in enumerate(points)}
+    return sorted(joined, key=lambda p: order[p.label])
 
 
 def offline_answer(

@@ -345,7 +345,7 @@ class HypergraphStrategy(AskStrategy):
     def _plan(self, run: _Run, step: int) -> tuple[bool, list[SubQuery]]:
         if self.llm is None:
             sufficient, subs = offline_plan(run.question, run.memory, run.investigated,
-                                            self.recipe.local_points)  # fmt: skip
+                                            self.recipe.local_points, run.named_ids)  # fmt: skip
             return sufficient, subs
         plan = self.llm.plan(run.question, run.memory, step, self.recipe.max_steps)
         return plan.sufficient, [SubQuery(q.mode, q.text, q.point) for q in plan.subqueries]
