@@ -101,7 +101,8 @@ def offline_plan(
     for "When was the director of X born?", a point "Who directed X? Y" and a
     point "When was Z born?" about an unrelated Z cover every word together, yet
     memory holds no answer until Y's birth joins the first; the point about Z
-    neither stops the run nor is investigated before the points reached.
+    neither stops the run nor is investigated (the global look still goes beyond
+    memory for what the reached points lack).
     """
     relevant = reached_points([p for p in memory.ranked() if p.relevant], named_ids)
     covered = content_words(" ".join([p.description for p in relevant]

@@ -21,15 +21,17 @@ the evidence points (below), or ``N/A``. Pieces (modules of this folder): ``retr
 deterministic steps), ``llm`` (our prompts, strict parsing) and
 ``memory`` (working memory and its Neo4j record).
 
-**Offline path** (deterministic). The open concern is the question's words
-that no relevant point covers yet; it becomes a local sub-query around each of
-the most relevant points not investigated yet (their entities anchor it) and a
-global one. Insert = relevant retrieved facts grouped by their exact entity
-set; update = new facts over exactly an existing point's entities;
-merge = relevant points whose entity sets overlap strongly (overlap
-coefficient ``merge_overlap``). Memory suffices when every content word of the
-question is covered by relevant points; the run also stops when a step adds
-nothing relevant.
+**Offline path** (deterministic). Only relevant points *reached* from what the
+question names (joined to a named entity through shared entities) count as the
+question's own: the open concern is the question's words that none of them
+covers yet; it becomes a local sub-query around each of the most relevant of
+them not investigated yet (their entities anchor it) and a global one. Insert =
+relevant retrieved facts grouped by their exact entity set; update = new facts
+over exactly an existing point's entities; merge = relevant points whose entity
+sets overlap strongly (overlap coefficient ``merge_overlap``). Memory suffices
+when the reached points cover every content word of the question; the run also
+stops when a step adds nothing relevant. The evidence reads the reached points
+first, then the other relevant ones.
 
 **What "relevant" means offline, and the N/A threshold.** No threshold is
 fitted to any question set; memory gives them. A fact (QA pair) is about its
