@@ -27,7 +27,7 @@ from engramdb.retrieval.hypergraph.memory import (
 )
 from engramdb.retrieval.hypergraph.offline import offline_plan, reached_points
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, SubQuery, reciprocal_rank_fusion
-from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy, evidence_points
+from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy
 from engramdb.retrieval.render import render_result
 from engramdb.retrieval.rerankers import OfflineReranker
 from engramdb.retrieval.results import NA, QACandidate
@@ -159,25 +159,6 @@ def test_points_about_unrelated_entities_neither_suffice_nor_lead_the_plan() -> 
 
     _insert(memory, _fact("q3", "When was Ann Roe born?", "Ann Roe", "1901", score=0.5))
     assert offline_plan(question, memory, set(), local_points=2, named_ids=["Film X"]) == (True, [])
-
-
-def test_evidence_reads_the_questions_own_chain_first_and_keeps_the_answers_point() -> None:
-    memory = WorkingMemory()
-    memory.names.update({"Film X": "Film X", "Ann Roe": "Ann Roe", "Bo Vik": "Bo Vik"})
-    stranger = _fact("q1", "When was Bo Vik born?", "Bo Vik", "1950", score=0.9)
-    hop1 = _fact("q2", "Who is the director of Film X?", "Film X", "Ann Roe", score=0.3)
-    hop2 = _fact("q3", "When was Ann Roe born?", "Ann Roe", "1901", score=0.2)
-    other = _fact("q4", "Where was Bo Vik born?", "Bo Vik", "Oslo", score=0.8)
-    for fact in (stranger, hop1, hop2, other):
-        _insert(memory, fact)
-    by_fact = {p.facts[0]: p for p in memory.points.values()}
-    ranked = memory.ranked()
-    assert ranked[0] is by_fact[stranger]
-    chain = evidence_points(ranked, ["Film X"], 3, None)
-    assert chain == [by_fact[hop1], by_fact[hop2], by_fact[stranger]]
-    # the answer's point is kept even when the chain and the others fill the limit before it
-    assert evidence_points(ranked, ["Film X"], 2, other) == [by_fact[hop1], by_fact[other]]
-    assert evidence_points(ranked, [], 2, None) == ranked[:2]  # nothing named: relevance order
 
 
 def test_question_about_things_memory_lacks_is_na(hg_memory: Memory) -> None:

@@ -30,8 +30,11 @@ relevant retrieved facts grouped by their exact entity set; update = new facts
 over exactly an existing point's entities; merge = relevant points whose entity
 sets overlap strongly (overlap coefficient ``merge_overlap``). Memory suffices
 when the reached points cover every content word of the question; the run also
-stops when a step adds nothing relevant. The evidence reads the reached points
-first, then the other relevant ones.
+stops when a step adds nothing relevant. The evidence stays the most relevant
+points, reached or not: offline extraction often splits a chain's link in two
+("Duke" as a father, "Adolph I, Duke of Cleves" where his death is), so the
+answer may sit in a point the named entities do not reach (reading the reached
+points first lost answers on the people sets).
 
 **What "relevant" means offline, and the N/A threshold.** No threshold is
 fitted to any question set; memory gives them. A fact (QA pair) is about its
@@ -90,7 +93,6 @@ from engramdb.retrieval.hypergraph.offline import (
     offline_evolve,
     offline_merge,
     offline_plan,
-    reached_points,
     support_of,
 )
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, Retrieved, SubQuery
@@ -394,14 +396,12 @@ class HypergraphStrategy(AskStrategy):
         r, memory = self.recipe, run.memory
         t0 = time.perf_counter()
         if self.llm is None:
-            relevant = [p for p in memory.ranked() if p.relevant]
-            surest = relevant[: r.evidence_points]
-            facts = list({f.qa.qa_id: f.qa for p in surest for f in p.facts}.values())
+            points = [p for p in memory.ranked() if p.relevant][: r.evidence_points]
+            facts = list({f.qa.qa_id: f.qa for p in points for f in p.facts}.values())
             typed = {
                 x.qa.qa_id: x.score for x in self.context.reranker.score(run.question, facts, run.named_names)
             }
-            answer, best = offline_answer(surest, run.named_ids, typed)
-            points = evidence_points(relevant, run.named_ids, r.evidence_points, best)
+            answer, best = offline_answer(points, run.named_ids, typed)
             evidence = [
                 e
                 for p in points
@@ -460,24 +460,6 @@ class HypergraphStrategy(AskStrategy):
             for collection in (QA_COLLECTION, CHUNK_COLLECTION, ENTITY_COLLECTION):
                 self.context.vectors.ensure_collection(collection, self.context.embedder.dim)
             self._collections_ready = True
-
-
-def evidence_points(
-    relevant: Sequence[Point], named_ids: Sequence[str], limit: int, answer: Fact | None
-) -> list[Point]:
-    """The points an offline run returns, at most ``limit``: those reached from what the question names
-    first (the question's own chain, which a reader follows), then the other relevant ones; the point
-    holding the answer's fact always among them.
-
-    The answer itself is still chosen among the ``limit`` most relevant points: chosen among the reached
-    ones, "the farthest answer from the named entities" runs past the chain's end into whatever else
-    the reached points hold (measured on set A: answer in evidence up, exact answers down)."""
-    reached = reached_points(relevant, named_ids)
-    points = [*reached, *(p for p in relevant if p not in reached)][:limit]
-    if answer is not None and not any(answer in p.facts for p in points):
-        holder = next(p for p in relevant if answer in p.facts)
-        points = [*points[: limit - 1], holder]
-    return points
 
 
 def apply_operations(
