@@ -25,7 +25,7 @@ from engramdb.retrieval.hypergraph.memory import (
     new_query_id,
     render_memory_run,
 )
-from engramdb.retrieval.hypergraph.offline import offline_plan, reached_points
+from engramdb.retrieval.hypergraph.offline import offline_answer, offline_plan, reached_points
 from engramdb.retrieval.hypergraph.retrieval import MemoryRetriever, SubQuery, reciprocal_rank_fusion
 from engramdb.retrieval.hypergraph.strategy import HypergraphRecipe, HypergraphStrategy
 from engramdb.retrieval.render import render_result
@@ -159,6 +159,24 @@ def test_points_about_unrelated_entities_neither_suffice_nor_lead_the_plan() -> 
 
     _insert(memory, _fact("q3", "When was Ann Roe born?", "Ann Roe", "1901", score=0.5))
     assert offline_plan(question, memory, set(), local_points=2, named_ids=["Film X"]) == (True, [])
+
+
+def test_offline_answer_stops_at_the_chain_length_the_decomposition_finds() -> None:
+    """Memory holds a fact past the chain's end (the father's abbey and its founding year): with two
+    steps decomposed, the answer is the second hop's; without a bound of two or more, the farthest."""
+    memory = WorkingMemory()
+    father = _fact("q1", "Who is the father of Ann Roe?", "Ann Roe", "Bo Roe")
+    died = _fact("q2", "When did Bo Roe die?", "Bo Roe", "1584")
+    abbey = _fact("q3", "What did Bo Roe found?", "Bo Roe", "Roe Abbey")
+    founded = _fact("q4", "When was Roe Abbey founded?", "Roe Abbey", "1490")
+    for fact in (father, died, abbey, founded):
+        _insert(memory, fact)
+    typed = {"q2": 0.9, "q3": 0.2}  # the death year fits "When" better than the abbey does
+    points = memory.ranked()
+    assert offline_answer(points, ["Ann Roe"], typed, hops=2) == ("1584", died)
+    assert offline_answer(points, ["Ann Roe"], typed) == ("1490", founded)
+    assert offline_answer(points, ["Ann Roe"], typed, hops=1) == ("1490", founded)
+    assert offline_answer(points, ["Ann Roe"], typed, hops=3) == ("1490", founded)
 
 
 def test_question_about_things_memory_lacks_is_na(hg_memory: Memory) -> None:

@@ -143,7 +143,7 @@ def reached_points(points: Sequence[Point], named_ids: Sequence[str]) -> list[Po
 
 
 def offline_answer(
-    memory_points: Sequence[Point], named_ids: Sequence[str], typed: dict[str, float]
+    memory_points: Sequence[Point], named_ids: Sequence[str], typed: dict[str, float], hops: int = 0
 ) -> tuple[str, Fact | None]:
     """The answer entity at the far end of the relevant facts from what the question names, or N/A.
 
@@ -154,6 +154,13 @@ def offline_answer(
     relevance floor keeps the chain from running past it), then by ``typed``:
     each fact's reranker score against the question *with* its answer type,
     which prefers answers of the kind the question asks for.
+
+    ``hops`` is how many steps the question's own decomposition takes. From two
+    on, answers farther than that come last: a run that goes on looking fills
+    memory with facts past the chain's end ("What rank did the father hold?" for
+    the father's nationality), and the farthest of them is rarely what was asked.
+    One step is no such bound, as a relation the rules do not split ("paternal
+    grandfather") is one step to them and two in memory.
     """
     facts: dict[str, Fact] = {}
     for point in memory_points:
@@ -173,7 +180,8 @@ def offline_answer(
 
     def rank(c: tuple[Fact, str, str]) -> tuple:
         fact, answer_id, _ = c
-        return (answer_id not in distance, -distance.get(answer_id, 0), -typed.get(fact.qa.qa_id, 0.0),
+        past_chain = hops > 1 and distance.get(answer_id, 0) > hops
+        return (answer_id not in distance, past_chain, -distance.get(answer_id, 0), -typed.get(fact.qa.qa_id, 0.0),
                 -fact.score, fact.qa.qa_id, answer_id)  # fmt: skip
 
     best, _, name = min(candidates, key=rank)

@@ -53,7 +53,8 @@ than the question asks for. Irrelevant facts do not enter memory and cannot be
 the answer; when memory holds nothing the question names, nothing is relevant
 and the answer is ``N/A``, as it is when no relevant fact is left in the
 evidence. Among relevant facts, answers the question names itself are
-skipped, and the answer farthest (in facts) from the named entities wins, then
+skipped, and the answer farthest (in facts) from the named entities wins (no
+farther than the offline decomposition's steps, when it finds two or more), then
 the best score with answer types: a multi-hop question asks for the end of its
 chain ("the first president of the association that published X" is the
 president, not the association).
@@ -73,7 +74,7 @@ from rich.markup import escape
 
 from engramdb.platform.storage import CHUNK_COLLECTION, ENTITY_COLLECTION, QA_COLLECTION
 from engramdb.retrieval.answering import LLMAnswerer
-from engramdb.retrieval.decomposition import Decomposition
+from engramdb.retrieval.decomposition import Decomposition, DecompositionError, OfflineDecomposer
 from engramdb.retrieval.evidence import citations, evidence_tokens, passage_evidence
 from engramdb.retrieval.hypergraph.llm import LLMSteps, Operations, StepError
 from engramdb.retrieval.hypergraph.memory import (
@@ -401,7 +402,7 @@ class HypergraphStrategy(AskStrategy):
             typed = {
                 x.qa.qa_id: x.score for x in self.context.reranker.score(run.question, facts, run.named_names)
             }
-            answer, best = offline_answer(points, run.named_ids, typed)
+            answer, best = offline_answer(points, run.named_ids, typed, self._hops(run.question))
             evidence = [
                 e
                 for p in points
@@ -446,6 +447,15 @@ class HypergraphStrategy(AskStrategy):
             evidence_tokens=evidence_tokens(evidence), timings=run.timings, strategy=self.name,
             answered_by=answered_by, details=run.details,
         )  # fmt: skip
+
+    def _hops(self, question: str) -> int:
+        """How many steps the offline decomposition takes for ``question`` (0 when it cannot tell): only
+        a bound on how far the offline answer may lie, never a plan (a caller's decomposition is not
+        used at all, so every ask of the same question reads the same bound)."""
+        try:
+            return OfflineDecomposer().decompose(question).hops
+        except DecompositionError:
+            return 0
 
     def _answer_chunks(self, run: _Run, points: Sequence[Point]) -> list[dict[str, Any]]:
         """The chunks of the memory entities most similar to the question (LLM answer)."""
