@@ -253,6 +253,7 @@ class HypergraphStrategy(AskStrategy):
         self.llm = LLMSteps(model, self.recipe.max_subqueries) if model is not None else None
         self.answerer = LLMAnswerer(model) if model is not None else None
         self.retriever = MemoryRetriever(context, self.recipe)
+        self.offline_decomposer = OfflineDecomposer()  # only the offline answer's bound (_hops)
         self._collections_ready = False
 
     def ask(
@@ -453,7 +454,7 @@ class HypergraphStrategy(AskStrategy):
         a bound on how far the offline answer may lie, never a plan (a caller's decomposition is not
         used at all, so every ask of the same question reads the same bound)."""
         try:
-            return OfflineDecomposer().decompose(question).hops
+            return self.offline_decomposer.decompose(question).hops
         except DecompositionError:
             return 0
 
