@@ -36,6 +36,7 @@ from engramdb.platform.config import Settings
 from engramdb.platform.errors import InputError
 from engramdb.platform.interfaces.memory import Memory
 from engramdb.platform.storage import CHUNK_COLLECTION
+from engramdb.retrieval.evidence import dense_passage_rows
 
 QUESTION_COUNT = 3
 #: A denser chunk network than the default (cosine >= 0.14 across documents instead of 0.43, still at most
@@ -565,3 +566,39 @@ def test_with_a_budget_summaries_fill_the_room_where_the_whole_passages_end(
             ]
             assert [e.id for e in result.evidence[:first]] == whole, kinds
     assert seen_summary > 0
+
+
+def test_with_a_budget_the_surest_dense_passages_fill_half_of_it_before_the_members_take_turns(
+    module_memory: Memory, corpus: list[dict]
+) -> None:
+    """At 512 tokens Prune-and-Grow's member passages no longer push out dense search's next
+    passages from the first turn: dense's surest passages, whole, fill the first half of the budget."""
+    from engramdb.retrieval.cluster.strategy import DENSE_SHARE, ClusterStrategy
+    from engramdb.retrieval.evidence import passage_evidence, text_tokens
+    from engramdb.retrieval.packing import PASSAGE_POOL
+    from engramdb.retrieval.rerankers import OfflineReranker
+    from engramdb.retrieval.strategy import AskContext
+
+    stage = make_stage(module_memory, **DENSE)
+    stage.clear()
+    stage.index_namespace()
+    context = AskContext(
+        module_memory.graph, module_memory.vectors, module_memory.embedder, OfflineReranker()
+    )
+    strategy = ClusterStrategy(context, ClusterStrategy.recipe_type(budget=512))
+    led_by_two = 0
+    for item in corpus[:8]:
+        question = f"What is known about {item['title']}?"
+        rows = dense_passage_rows(context.graph, context.vectors, context.embedder, question, PASSAGE_POOL)
+        found = passage_evidence(rows)
+        sizes, room, leading = text_tokens([e.text for e in found]), 512 * DENSE_SHARE, 0
+        while leading < len(sizes) and sizes[leading] <= room:
+            room -= sizes[leading]
+            leading += 1
+        result = strategy.ask(question)
+        assert result.evidence_tokens <= 512
+        head = result.evidence[:leading]
+        assert [e.id for e in head] == [e.id for e in found[:leading]]
+        assert not any(e.metadata.get("shortened") for e in head)
+        led_by_two += leading >= 2
+    assert led_by_two > 0

@@ -9,7 +9,7 @@ import pytest
 from engramdb.ingestion.documents import split_sentences
 from engramdb.platform.embedders import count_tokens
 from engramdb.retrieval.evidence import text_tokens
-from engramdb.retrieval.packing import ELISION, pack, split_lead, with_reserve
+from engramdb.retrieval.packing import ELISION, pack, split_lead, turn_order, with_reserve
 from engramdb.retrieval.results import Evidence
 
 SENTENCES = [
@@ -153,6 +153,25 @@ def test_the_surest_units_lead_and_the_rest_takes_turns_with_passages() -> None:
     assert first == [pairs[0]] and rest == [passage, pairs[1]]
     first, rest = split_lead([pairs[0], passage, pairs[1]], 512, lead=None)  # no lead: all compact first
     assert first == [pairs[0], pairs[1]] and rest == [passage]
+
+
+def test_a_dense_share_lets_the_surest_passages_by_similarity_fill_it_before_the_turns() -> None:
+    """Cluster's members are passages like dense search's: with a share of the budget, similarity's
+    first passages fill it whole (within the room the leading units leave), and only then do the
+    strategy's own passages take turns with similarity's others."""
+    found = [_passage(i, SENTENCES[i : i + 2]) for i in range(5)]
+    own = [_passage(10 + i, SENTENCES[i + 5 : i + 7]) for i in range(3)]
+    size = text_tokens([found[0].text, found[1].text])
+    ids = lambda units: [u.id for u in units]  # noqa: E731
+    assert ids(turn_order([], found, own, 512)) == ["c0", "c10", "c1", "c11", "c2", "c12", "c3", "c4"]
+    budget = 2 * (size[0] + size[1])  # half of it holds the first two passages and not the third
+    assert ids(turn_order([], found, own, budget, 0.5)) == ["c0", "c1", "c2", "c10", "c3", "c11", "c4", "c12"]
+    lead = [_pair(0, "Where was Marie Curie born?", "Warsaw")]
+    # the leading units come first and take their room out of the share: one passage fits in it now
+    lead_size = text_tokens([lead[0].text])[0]
+    led = turn_order(lead, found, own, budget + lead_size - size[1], 0.5)
+    assert ids(led)[:4] == ["q0", "c0", "c1", "c10"]
+    assert turn_order(lead, found, own, budget, 0.0) == [lead[0], *turn_order([], found, own, budget)]
 
 
 def _fact(i: int, text: str) -> Evidence:
