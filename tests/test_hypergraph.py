@@ -103,6 +103,19 @@ def test_two_hop_question_is_answered_from_memory_points_of_both_documents(hg_me
     assert "memory step 0" in printed and "merge" in printed and "Answer: G. Stanley Hall" in printed
 
 
+def test_with_a_budget_the_answer_rests_on_a_fact_the_evidence_holds(hg_memory: Memory) -> None:
+    """An offline answer is read from the evidence a caller gets: at any budget the fact that gives
+    it leads, whole, and the memory points after it do not repeat its sentence."""
+    for budget in (48, 128, 512):
+        result = strategy_for(hg_memory, budget=budget).ask(TWO_HOP)
+        assert result.answer == "G. Stanley Hall"
+        first = result.evidence[0]
+        assert first.kind == "fact" and first.text.endswith("G. Stanley Hall.") and first.doc_id == "apa"
+        assert first.chunk_ids and result.evidence_tokens <= budget
+        assert "apa" in {c.doc_id for c in result.citations}
+        assert all(first.text not in e.text for e in result.evidence[1:] if e.metadata.get("shortened"))
+
+
 def test_offline_runs_are_deterministic(hg_memory: Memory) -> None:
     strategy = strategy_for(hg_memory)
     first, second = strategy.ask(TWO_HOP), strategy.ask(TWO_HOP)

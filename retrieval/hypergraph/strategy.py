@@ -412,7 +412,7 @@ class HypergraphStrategy(AskStrategy):
             chunks = passage_evidence(self._answer_chunks(run, points)) if points and r.budget else []
             answered_by = "offline"
         else:
-            points = memory.ranked()  # the model curated its memory: all of it is read
+            points, best = memory.ranked(), None  # the model curated its memory: all of it is read
             evidence = [point_evidence(p, run.store.query_id, memory.names) for p in points]
             chunks = passage_evidence(self._answer_chunks(run, points))
         if (
@@ -420,6 +420,12 @@ class HypergraphStrategy(AskStrategy):
         ):  # memory points, then the chunks of their entities, then passages by similarity
             surest = {p.node_id(run.store.query_id) for p in points[:LEAD_POINTS]}
             lead = sum(1 for e in evidence if e.id.split("#")[0] in surest)
+            if best is not None:
+                # the fact the offline answer is read from leads: an answer rests on what its evidence
+                # holds, and at 128 tokens the point holding it was often cut or left out (13
+                # question-cells over the nine sets had the right answer outside the evidence)
+                evidence = [_fact_evidence(best), *evidence]
+                lead += 1
             evidence = fill_budget(
                 self.context, r.budget, evidence, [run.question], passages=chunks, tier=run.tier, lead=lead
             )
@@ -535,6 +541,13 @@ def point_evidence_by_document(
             metadata={**_point_metadata(point, names), "part": i, "parts": parts},
         ))  # fmt: skip
     return out
+
+
+def _fact_evidence(fact: Fact) -> Evidence:
+    """One fact as evidence of its own (its sentence), cited by the chunk its QA pair comes from."""
+    qa = fact.qa
+    return Evidence(kind="fact", id=f"fact:{qa.qa_id}", text=fact.sentence, score=round(fact.score, 6),
+                    doc_id=qa.doc_id, chunk_ids=(qa.chunk_id,) if qa.chunk_id else (), metadata={})  # fmt: skip
 
 
 def _point_metadata(point: Point, names: dict[str, str]) -> dict[str, Any]:
