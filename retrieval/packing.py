@@ -265,8 +265,10 @@ def turn_order(
     the turns start at once, the surest passage first. Why a share at all: where a strategy's own
     units are passages of the same kind as similarity's (cluster's members), taking turns from the
     first one pushed similarity's third to fifth passages out at 512 tokens (session 51)."""
+    if dense_share <= 0 or not found:
+        return [*first, *interleave(found, rest)]  # every strategy but cluster: nothing to count
     room = (budget - sum(text_tokens([u.text for u in first])) if first else budget) * dense_share
-    sizes = text_tokens([u.text for u in found]) if found and room > 0 else []
+    sizes = text_tokens([u.text for u in found]) if room > 0 else []
     leading = 0
     while leading < len(sizes) and sizes[leading] <= room:
         room -= sizes[leading]
