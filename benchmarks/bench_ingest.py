@@ -39,8 +39,10 @@ from bench_support import (
     SHARED,
     CpuMeter,
     RssSplit,
+    StageGrowth,
     bench_settings,
     cpu_floor,
+    describe_growth,
     describe_rss_split,
     jvm_cpu_delta,
     jvm_cpu_seconds,
@@ -77,7 +79,7 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
                 rate = done / (time.perf_counter() - started)
                 print(f"  {done}/{len(docs)} passages, {rate:.1f}/s", file=sys.stderr)
 
-        with RssSplit() as split, CpuMeter(settings) as meter:
+        with RssSplit() as split, CpuMeter(settings) as meter, StageGrowth(memory.ingestor.stages) as growth:
             report = memory.ingest(docs, progress=progress)
         stats = memory.stats()
     return {
@@ -86,7 +88,7 @@ def ingest_throughput(settings, corpus: Path, limit: int | None) -> dict:
         "qa_edges_per_s": report.qa_edges / report.seconds, "qa_pairs": report.qa_pairs,
         "entities": stats["entities"], "stage_seconds": report.stage_seconds,
         "peak_rss_mb_python": peak_rss_mb(), "rss_split_mb": split.result(),
-        **meter.result(),
+        "stage_seconds_per_part_by_quarter": growth.by_quarter(), **meter.result(),
     }  # fmt: skip
 
 
@@ -434,6 +436,10 @@ def main() -> None:
                 print(f"  before ({b['when']}): {b['seconds']} s, peak RSS (python) {b['peak_rss_mb_python']} MB; "
                       f"target: {TARGET_FULL['seconds']} s, {TARGET_FULL['peak_rss_mb_python']} MB")  # fmt: skip
             print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
+            print(
+                "  memory stages, s per part in each quarter of the ingest: "
+                + describe_growth(r["stage_seconds_per_part_by_quarter"])
+            )
             f = r["cpu_floor"]
             print(f"  CPU: this process {r['cpu_seconds']:.1f} s, Neo4j's JVM {r['neo4j_jvm_cpu_seconds'].get('total', 0):.1f} s; "
                   f"{f['busy']:.0%} of the {f['cores']} cores' time; with every core busy throughout the same work "

@@ -29,7 +29,16 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_support import CpuMeter, RssSplit, bench_settings, describe_rss_split, local_neo4j, peak_rss_mb
+from bench_support import (
+    CpuMeter,
+    RssSplit,
+    StageGrowth,
+    bench_settings,
+    describe_growth,
+    describe_rss_split,
+    local_neo4j,
+    peak_rss_mb,
+)
 
 from engramdb.ingestion.documents import make_document
 from engramdb.ingestion.pipeline import Ingestor, PartProgress, slowest_first
@@ -110,7 +119,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
             print(f"  part {len(parts)}: {part.chunks_done}/{part.chunks_total} chunks, {elapsed:.0f} s, "
                   f"peak RSS {peak_rss_mb():.0f} MB", file=sys.stderr)  # fmt: skip
 
-        with RssSplit() as split, CpuMeter(settings) as meter:
+        with RssSplit() as split, CpuMeter(settings) as meter, StageGrowth(ingestor.stages) as growth:
             report = ingestor.ingest([doc], on_part=progress)
         seconds = time.perf_counter() - started
         rss_after = peak_rss_mb()
@@ -126,6 +135,7 @@ def run(settings, megabytes: float, chunks_per_part: int, keep: bool) -> dict:
         "megabytes": len(text.encode("utf-8")) / 1e6, "chunks": n_chunks, "chunks_per_part": chunks_per_part,
         "parts": len(parts), "namespace": namespace, "seconds": seconds, "chars_per_s": len(text) / seconds,
         "status": "done" if report.ingested == 1 else "failed", "stage_seconds": report.stage_seconds,
+        "stage_seconds_per_part_by_quarter": growth.by_quarter(),
         "qa_pairs": stats["qa_pairs"], "qa_edges": stats["qa_edges"], "entities": stats["entities"],
         "verb_phrases": stats["verb_phrases"], "peak_rss_mb_before_ingest": rss_before,
         "peak_rss_mb": rss_after, "rss_split_mb": split.result(), "delete_seconds": deleted_seconds,
@@ -152,6 +162,10 @@ def main() -> None:
           f"{r['qa_pairs']} QA pairs, {r['entities']} entities; peak RSS (python) {r['peak_rss_mb']:.0f} MB "
           f"({r['peak_rss_mb_before_ingest']:.0f} MB before the ingest; {describe_rss_split(r['rss_split_mb'])})")  # fmt: skip
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()))
+    print(
+        "  memory stages, s per part in each quarter of the ingest: "
+        + describe_growth(r["stage_seconds_per_part_by_quarter"])
+    )
     f = r["cpu_floor"]
     print(f"  CPU: this process {r['cpu_seconds']:.1f} s, Neo4j's JVM {r['neo4j_jvm_cpu_seconds'].get('total', 0):.1f} s; "
           f"{f['busy']:.0%} of the {f['cores']} cores' time; with every core busy throughout the same work would "

@@ -10,9 +10,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from engramdb.platform.config import Settings
 from engramdb.platform.neo4j_server import LocalNeo4j
@@ -222,3 +223,59 @@ def describe_rss_split(split: dict[str, int]) -> str:
         return "(no anonymous/mapped split on this platform)"
     return (f"at the peak {split['anon']} MB anonymous + {split['file']} MB mapped files; "
             f"anonymous alone peaked at {split['anon_peak']} MB")  # fmt: skip
+
+
+class StageGrowth:
+    """Each memory stage's seconds per part of an ingest, grouped by quarter of the ingest's parts:
+    whether a stage's cost per part grows with the memory it adds to. A stage meant to cost what
+    its batch costs should show four equal quarters; the cluster stage did not (session 53: its
+    per-part time doubled from the first quarter of a 2Wiki ingest to the last, as label
+    propagation grew a few clusters of hundreds of chunks that every later part touched).
+
+        with StageGrowth(memory.ingestor.stages) as growth:
+            memory.ingest(docs)
+        growth.by_quarter()  # {"clusters": [s per part in each quarter], ...}
+
+    It times each stage's ``run`` by wrapping it on the instance for the ``with`` block only.
+    """
+
+    def __init__(self, stages: Iterable[Any]) -> None:
+        self._stages = list(stages)
+        self.runs: dict[str, list[float]] = {}
+
+    def __enter__(self) -> StageGrowth:
+        for stage in self._stages:
+            stage.run = self._timed(stage.name, stage.run)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for stage in self._stages:
+            del stage.run  # the class's own method again
+
+    def _timed(self, name: str, run: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_run(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return run(*args, **kwargs)
+            finally:
+                self.runs.setdefault(name, []).append(time.perf_counter() - started)
+
+        return timed_run
+
+    def by_quarter(self) -> dict[str, list[float]]:
+        """Mean seconds per part in each quarter of a stage's runs (fewer than four runs: one value each)."""
+        out: dict[str, list[float]] = {}
+        for name, runs in self.runs.items():
+            n = len(runs)
+            quarters = (
+                [runs[i * n // 4 : (i + 1) * n // 4] for i in range(4)] if n >= 4 else [[r] for r in runs]
+            )
+            out[name] = [statistics.fmean(q) for q in quarters]
+        return out
+
+
+def describe_growth(growth: dict[str, list[float]]) -> str:
+    """:meth:`StageGrowth.by_quarter` in words."""
+    return "; ".join(
+        f"{name} {' / '.join(f'{s:.2f}' for s in quarters)}" for name, quarters in growth.items()
+    )
