@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 import pytest
 
 from engramdb.ingestion.stages.cluster_algorithms import (
-    LabelSizes,
     LevelView,
     NodeState,
     Replica,
@@ -39,7 +38,6 @@ class Stored:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeState] = {}
         self.loaded: list[str] = []
-        self.size_reads: list[list[str]] = []
 
     def load(self, ids: Iterable[str]) -> Mapping[str, NodeState]:
         ids = list(ids)
@@ -59,12 +57,6 @@ class Stored:
             if node_id in self.nodes:
                 self.nodes[node_id].neighbours = dict(state.neighbours)
 
-    def sizes(self, labels: Iterable[str]) -> dict[str, int]:
-        labels = list(labels)
-        self.size_reads.append(labels)
-        groups = self.groups()
-        return {label: len(groups[label]) for label in labels if label in groups}
-
     def groups(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for node_id, state in self.nodes.items():
@@ -76,10 +68,8 @@ class Stored:
 def grow(stored: Stored, links: Mapping[str, Mapping[str, float]], removed: Iterable[str] = (), **kw):
     view = stored.view()
     removed = set(removed)
-    cap = kw.get("max_size")
     change = update_level(view, links, removed, token=growth_token(0, links, removed), level=0,
-                          max_rounds=kw.get("max_rounds", 50), replace_edges=kw.get("replace", False),
-                          sizes=stored.sizes if cap else None, max_size=cap)  # fmt: skip
+                          max_rounds=kw.get("max_rounds", 50), replace_edges=kw.get("replace", False))  # fmt: skip
     stored.save(view, change.affected | set(links), removed)
     return change, view
 
@@ -230,64 +220,6 @@ def test_propagation_stops_at_the_round_cap() -> None:
     assert capped.rounds == 1 and not capped.converged
     settled = propagate_labels(view, [r for n in chain for r in view.state(n).replicas], max_rounds=100)
     assert settled.converged
-
-
-def test_a_full_label_is_passed_over_for_the_best_open_one_and_the_own_label_stays_open() -> None:
-    me = Replica("x~r0", "x", "mine", frozenset())
-    big, small = Replica("b~r0", "b", "big", frozenset()), Replica("s~r0", "s", "small", frozenset())
-    neighbours = [(big, 0.9), (big, 0.9), (small, 0.5)]
-    assert majority_label(me, neighbours) == "big"
-    assert majority_label(me, neighbours, full=lambda label: label == "big") == "small"
-    # nothing open: it stays
-    assert majority_label(me, [(big, 0.9)], full=lambda label: label == "big") == "mine"
-    mine_full = Replica("y~r0", "y", "big", frozenset())
-    assert majority_label(mine_full, neighbours, full=lambda label: label == "big") == "big"
-
-
-def clique(prefix: str, n: int, w: float = 0.9) -> dict[str, dict[str, float]]:
-    nodes = [f"{prefix}{i}" for i in range(n)]
-    return {a: {b: w for b in nodes[i + 1 :]} for i, a in enumerate(nodes)}
-
-
-def test_a_cluster_at_the_size_cap_takes_no_new_member_and_newcomers_group_on_their_own() -> None:
-    grown = {}
-    for cap in (None, 5):
-        stored = Stored()
-        grow(stored, clique("a", 5), max_size=cap)
-        (label,) = stored.groups()
-        # Three newcomers, each tied to the whole cluster and to each other.
-        newcomers = {f"n{i}": {**{f"a{j}": 0.9 for j in range(5)}, **{f"n{k}": 0.9 for k in range(i)}}
-                     for i in range(3)}  # fmt: skip
-        grow(stored, newcomers, max_size=cap)
-        grown[cap] = stored.groups()
-        assert stored.groups()[label] >= {f"a{j}" for j in range(5)}  # the members stay where they were
-        if cap:
-            assert stored.size_reads and all(stored.size_reads)  # sizes read per round, for labels met
-    uncapped, capped = grown[None], grown[5]
-    assert max(len(m) for m in uncapped.values()) == 8  # without a cap, everyone joins the one cluster
-    assert max(len(m) for m in capped.values()) == 5
-    newcomer_groups = {label for label, members in capped.items() if members & {"n0", "n1", "n2"}}
-    assert len(newcomer_groups) == 1 and capped[newcomer_groups.pop()] == {"n0", "n1", "n2"}
-
-
-def test_label_sizes_count_stored_members_plus_the_moves_of_this_step() -> None:
-    stored = Stored()
-    grow(stored, {**triangle_links("a1", "a2", "a3"), **triangle_links("b1", "b2", "b3")})
-    view = stored.view()
-    view.ensure(["a1", "b1"])
-    label_a, label_b = view.state("a1").replicas[0].label, view.state("b1").replicas[0].label
-    sizes = LabelSizes(view, stored.sizes, cap=4)
-    assert sizes.size(label_a) == 3 and not sizes.full(label_a)
-    assert sizes.size("never-stored") == 0
-    view.state("b1").replicas[0].label = label_a  # b1 moves over
-    sizes.moved(frozenset({label_b}), frozenset({label_a}))
-    assert (sizes.size(label_a), sizes.size(label_b)) == (4, 2) and sizes.full(label_a)
-    # a view whose nodes differ from the stored ones counts the difference
-    again = LabelSizes(view, stored.sizes, cap=4)
-    assert (again.size(label_a), again.size(label_b)) == (4, 2)
-    reads = len(stored.size_reads)
-    again.ensure([label_a, label_b])
-    assert len(stored.size_reads) == reads  # each label is read once
 
 
 def test_an_established_cluster_absorbs_a_new_neighbour_instead_of_dissolving() -> None:

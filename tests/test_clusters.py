@@ -185,19 +185,6 @@ def test_two_splits_of_the_same_corpus_give_hierarchies_of_similar_shape(module_
         assert abs(one[level] - two[level]) <= max(2, 0.25 * max(one[level], two[level])), shapes
 
 
-def test_no_cluster_grows_past_the_size_cap(module_memory: Memory) -> None:
-    biggest = {}
-    for cap in (None, 4):
-        stage = make_stage(module_memory, **DENSE, max_members=cap)
-        stage.clear()
-        chunks = stage.indexable_chunks()
-        grow_in_batches(stage, chunks, 3)
-        assert_healthy(stage, len(chunks))
-        biggest[cap] = max(len(row["members"]) for row in clusters(stage).values())
-    print("largest cluster without and with a cap of 4:", biggest)
-    assert biggest[None] > 4 >= biggest[4]
-
-
 def test_ingest_grows_the_hierarchy_batch_by_batch(shared: Shared) -> None:
     first, second = shared.after_ingest
     for state in (first, second):

@@ -24,8 +24,7 @@ change of that network into a change of the next level's clusters:
    start with fresh labels, existing ones keep theirs; replicas on a work list
    take the label with the largest summed edge weight among their replica
    neighbours, and a replica whose label changes puts its neighbours on the
-   list, until nothing changes or a round cap is reached. A label that already
-   holds the size cap's number of nodes takes no new ones (:class:`LabelSizes`).
+   list, until nothing changes or a round cap is reached.
 
 A label is the id of the cluster one level up that groups the nodes carrying it.
 """
@@ -263,76 +262,21 @@ def replica_neighbours(view: LevelView, replica: Replica) -> list[tuple[Replica,
     return out
 
 
-def majority_label(
-    replica: Replica, neighbours: Sequence[tuple[Replica, float]], full: Callable[[str], bool] | None = None
-) -> str:
-    """The label with the largest summed weight; the current label wins ties, then the smallest label.
-
-    A label ``full`` says is full cannot be joined (the replica's own label always stays open), so
-    the replica takes the best label that can still grow, or keeps its own."""
+def majority_label(replica: Replica, neighbours: Sequence[tuple[Replica, float]]) -> str:
+    """The label with the largest summed weight; the current label wins ties, then the smallest label."""
+    if not neighbours:
+        return replica.label
     weight: dict[str, float] = defaultdict(float)
     for other, w in neighbours:
-        if other.label == replica.label or full is None or not full(other.label):
-            weight[other.label] += w
-    if not weight:
-        return replica.label
+        weight[other.label] += w
     best = max(weight.values())
     if weight.get(replica.label, -1.0) >= best - 1e-12:
         return replica.label
     return min(label for label, w in weight.items() if w >= best - 1e-12)
 
 
-SizeLoader = Callable[[Iterable[str]], Mapping[str, int]]
-
-
-class LabelSizes:
-    """How many nodes of a level carry each label: the stored count plus this growth step's moves.
-
-    Label propagation on its own lets a cluster grow without bound: on 2Wiki one level-1 cluster
-    took in 899 chunks (films), and every later batch that touched it read, summarised and
-    rewrote it whole, so the stage's cost per batch grew with the memory. With a cap, a full
-    cluster takes no new member; the newcomers around it form a cluster of their own.
-
-    Stored counts come from ``loader`` (one query per call, for the labels asked); nodes of the
-    ``view`` whose labels differ from their stored ones shift the counts by the difference.
-    """
-
-    def __init__(self, view: LevelView, loader: SizeLoader, cap: int) -> None:
-        self.view = view
-        self.loader = loader
-        self.cap = cap
-        self.stored: dict[str, int] = {}
-        self.delta: dict[str, int] = defaultdict(int)
-        for node_id, state in view.nodes.items():
-            self.moved(view.stored_labels.get(node_id, frozenset()), state.labels())
-
-    def ensure(self, labels: Iterable[str]) -> None:
-        missing = sorted({label for label in labels if label not in self.stored})
-        if missing:
-            found = self.loader(missing)
-            self.stored.update({label: int(found.get(label, 0)) for label in missing})
-
-    def size(self, label: str) -> int:
-        self.ensure([label])
-        return self.stored[label] + self.delta[label]
-
-    def full(self, label: str) -> bool:
-        return self.size(label) >= self.cap
-
-    def moved(self, before: frozenset[str], after: frozenset[str]) -> None:
-        """A node's labels changed from ``before`` to ``after``."""
-        for label in after - before:
-            self.delta[label] += 1
-        for label in before - after:
-            self.delta[label] -= 1
-
-
 def propagate_labels(
-    view: LevelView,
-    work: Iterable[Replica],
-    max_rounds: int,
-    fresh: Collection[str] = (),
-    sizes: LabelSizes | None = None,
+    view: LevelView, work: Iterable[Replica], max_rounds: int, fresh: Collection[str] = ()
 ) -> PropagationResult:
     """Incremental label propagation from ``work`` over the replica network.
 
@@ -344,8 +288,7 @@ def propagate_labels(
     otherwise take that label and dissolve its own cluster. The neighbours of
     every replica that changed form the next work list. Nodes outside the
     loaded view are loaded before each round, so a ripple can travel as far as
-    it needs to, up to ``max_rounds``. With ``sizes``, a replica does not join a
-    label that is full (see :class:`LabelSizes`).
+    it needs to, up to ``max_rounds``.
     """
     current = {r.id: r for r in work}
     relabelled: set[str] = set()
@@ -353,20 +296,12 @@ def propagate_labels(
         if not current:
             return PropagationResult(round_number - 1, relabelled, True)
         view.ensure(m for r in current.values() for m in r.members)
-        neighbours = {rid: replica_neighbours(view, r) for rid, r in current.items()}
-        if sizes is not None:  # the labels this round can move to, in one read
-            sizes.ensure(other.label for pairs in neighbours.values() for other, _ in pairs)
-        full = sizes.full if sizes is not None else None
         changed: list[Replica] = []
         for replica_id in sorted(current, key=lambda rid: (current[rid].label not in fresh, rid)):
             replica = current[replica_id]
-            label = majority_label(replica, neighbours[replica_id], full)
+            label = majority_label(replica, replica_neighbours(view, replica))
             if label != replica.label:
-                node = view.state(replica.node_id)
-                before = node.labels()
                 replica.label = label
-                if sizes is not None:
-                    sizes.moved(before, node.labels())
                 changed.append(replica)
                 relabelled.add(replica.node_id)
         view.ensure(m for r in changed for m in r.members)
@@ -404,8 +339,6 @@ def update_level(
     level: int,
     max_rounds: int,
     replace_edges: bool = False,
-    sizes: SizeLoader | None = None,
-    max_size: int | None = None,
 ) -> LevelChange:
     """Apply one growth step to a level: edge changes, re-replication of affected nodes, propagation.
 
@@ -421,9 +354,6 @@ def update_level(
     dropped (the link joins or splits components of their ego networks). A
     re-linked cluster whose links came out the same touches nobody else, which
     keeps a batch from rippling through a whole level.
-
-    With ``max_size`` (and ``sizes``, the stored number of nodes per label), a
-    label that holds ``max_size`` nodes takes no new ones during propagation.
     """
     removed = set(removed)
     dirty = set(new_edges) - removed
@@ -475,8 +405,7 @@ def update_level(
         for replica in view.state(a).replicas:
             for neighbour, _ in replica_neighbours(view, replica):
                 work.setdefault(neighbour.id, neighbour)
-    label_sizes = LabelSizes(view, sizes, max_size) if sizes is not None and max_size is not None else None
-    propagation = propagate_labels(view, work.values(), max_rounds, fresh=minted, sizes=label_sizes)
+    propagation = propagate_labels(view, work.values(), max_rounds, fresh=minted)
     touched = affected | propagation.relabelled
     added_to: dict[str, set[str]] = defaultdict(set)
     left: dict[str, set[str]] = defaultdict(set)

@@ -156,9 +156,6 @@ class ClusterSettings(BaseModel):
     theta: float = Field(0.3, ge=0.0, le=1.0, description="Minimum link score.")
     max_rounds: int = Field(30, ge=1, le=1000, description="Cap on label-propagation rounds per level.")
     max_levels: int = Field(5, ge=1, le=LEVEL_CAP, description="Highest cluster level.")
-    max_members: int | None = Field(
-        50, ge=2, le=100_000, description="Members a cluster can take in (None: no cap; see LabelSizes)."
-    )
     summary_sentences: int = Field(3, ge=1, le=20, description="Offline summary: lead sentences it keeps.")
     llm_members: int = Field(12, ge=1, le=100, description="LLM summary: members shown to the model.")
     llm_concurrency: int = Field(4, ge=1, le=64, description="LLM summary: parallel calls.")
@@ -345,8 +342,6 @@ class ClusterStage(MemoryStage):
             level=level,
             max_rounds=self.settings.max_rounds,
             replace_edges=level > 0,
-            sizes=lambda labels: self._label_sizes(level, labels),
-            max_size=self.settings.max_members,
         )
         _count(report, "lpa_rounds", change.propagation.rounds)
         _count(report, "lpa_capped_levels", 0 if change.propagation.converged else 1)
@@ -636,10 +631,6 @@ class ClusterStage(MemoryStage):
     def _stored_groups(self, level: int, labels: Iterable[str]) -> dict[str, list[str]]:
         return {r["label"]: r["members"]
                 for r in self._read_slices("clusters/group_members", sorted(labels), key="labels", level=level)}  # fmt: skip
-
-    def _label_sizes(self, level: int, labels: Iterable[str]) -> dict[str, int]:
-        return {r["label"]: r["size"]
-                for r in self._read_slices("clusters/label_sizes", sorted(labels), key="labels", level=level)}  # fmt: skip
 
     def _existing_clusters(self, ids: set[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self._read_slices("clusters/existing_clusters", sorted(ids))}
